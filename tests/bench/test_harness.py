@@ -1,0 +1,99 @@
+"""The harness end to end: CLI run + report, score bookkeeping against the surrogate, bad input."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from uvp_plugins.bench.cli import build_specs, main
+from uvp_plugins.bench.problems.yahpo import YahpoProblem
+from uvp_plugins.bench.report import load_runs, report, summarise
+from uvp_plugins.bench.runner import RunSpec, parse_seeds, run_one
+
+
+def test_cli_run_and_report_on_a_synthetic_problem(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "res"
+    rc = main(["run", "--problem", "lc-synthetic", "--tasks", "0,1", "--methods", "random,optuna-tpe",
+               "--seeds", "0-1", "--budget-factor", "5", "--out", str(out), "--jobs", "2"])
+    assert rc == 0
+    files = sorted(p.relative_to(out).as_posix() for p in out.rglob("seed*.json"))
+    assert len(files) == 8 and "lc-synthetic/0/random/seed1.json" in files
+    summary = json.loads((out / "lc-synthetic/0/random/seed0.json").read_text())
+    assert summary["spent"] == summary["total_budget"] == 5 * 52
+    assert summary["error"] is None
+    rc = main(["report", str(out), "--baseline", "random"])
+    text = capsys.readouterr().out
+    assert rc == 0
+    assert "| optuna-tpe | 4 |" in text and "W/T/L vs random" in text and "rank@50%" in text
+    assert (out / "plots" / "lc-synthetic.png").stat().st_size > 10_000
+    # rerunning skips finished runs
+    assert main(["run", "--problem", "lc-synthetic", "--tasks", "0", "--methods", "random",
+                 "--seeds", "0", "--budget-factor", "5", "--out", str(out)]) == 0
+    assert "already done" in capsys.readouterr().err
+
+
+def test_random_search_score_equals_the_surrogate_values_it_paid_for(tmp_path, yahpo_data) -> None:  # type: ignore[no-untyped-def]
+    spec = RunSpec("lcbench", "3945", "random", 4, budget_factor=3.5,
+                   problem_options={"yahpo_data": str(yahpo_data)})
+    summary = run_one(spec, tmp_path)
+    prob = YahpoProblem("lcbench", "3945", yahpo_data)
+    T = prob.max_budget
+    assert summary["spent"] == 3.5 * T
+    # replay: random search draws configurations from the run's rng; 3 full curves + half of one
+    rng = np.random.default_rng(4 * 1_000_003)
+    configs = [prob.space.sample(1, rng)[0] for _ in range(4)]
+    paid = np.concatenate([prob.curve(c) for c in configs[:3]] + [prob.curve(configs[3])[: T // 2]])
+    assert summary["final"] == pytest.approx(float(paid.max()))
+    run = load_runs(tmp_path)[0]
+    assert run.score_at(1 / 3.5) == pytest.approx(float(prob.curve(configs[0]).max()))
+    assert run.score_at(0.5) == pytest.approx(float(np.concatenate([prob.curve(c) for c in configs[:2]])[: int(1.75 * T)].max()))
+
+
+def test_report_ranks_and_sign_test(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    for task in ("0", "1", "2"):
+        for method in ("random", "optuna-random-median"):
+            run_one(RunSpec("lc-synthetic", task, method, 0, budget_factor=4), tmp_path)
+    runs = load_runs(tmp_path)
+    rows = {r["method"]: r for r in summarise(runs, baseline="random")}
+    med = rows["optuna-random-median"]
+    assert sum(med["wtl"]) == 3
+    assert rows["random"]["rank@1"] + med["rank@1"] == pytest.approx(3.0)  # two methods: ranks sum to 3
+    assert 0.0 < med["sign_p"] <= 1.0
+    text = report(tmp_path, "random", plots=False)
+    assert "3 task(s)" in text
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["run", "--problem", "nope", "--methods", "random"], "valid problems:"),
+        (["run", "--problem", "lc-synthetic", "--methods", "nope"], "valid methods:"),
+        (["run", "--problem", "lc-synthetic", "--tasks", "9", "--methods", "random"], "valid tasks: 0, 1, 2"),
+        (["run", "--problem", "lc-synthetic", "--methods", "random", "--budget-factor", "0.5"], "below one full evaluation"),
+        (["run", "--problem", "lc-synthetic", "--methods", "random", "--total-budget", "10"], "below one full evaluation"),
+        (["run", "--problem", "lc-synthetic", "--methods", "random", "--seeds", "x"], "--seeds"),
+        (["run", "--problem", "lcbench", "--methods", "random", "--yahpo-data", "/nowhere"], "looked in: /nowhere"),
+        (["report", "/nowhere/at/all"], "no such results directory"),
+    ],
+)
+def test_bad_input_gets_a_clear_error(argv, message, capsys) -> None:  # type: ignore[no-untyped-def]
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_build_specs_expands_the_grid() -> None:
+    specs = build_specs("lc-synthetic", "all", "random,optuna-tpe", "0-2")
+    assert len(specs) == 3 * 2 * 3
+    assert parse_seeds("0-2,7") == [0, 1, 2, 7]
+
+
+def test_demo_plan_names_only_registered_problems_and_methods() -> None:
+    from uvp_plugins.bench import registry
+    from uvp_plugins.bench.cli import DEMO_PLAN
+
+    for problem, task, methods, factor, total, seeds in DEMO_PLAN:
+        specs = build_specs(problem, task, ",".join(methods), ",".join(map(str, seeds)), factor, total)
+        assert len(specs) == len(methods) * len(seeds)
+        assert all(m in registry.methods() for m in methods)

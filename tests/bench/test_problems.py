@@ -1,0 +1,87 @@
+"""Each problem's evaluate() on a few points; YAHPO values equal a direct yahpo-gym query."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from uvp_plugins.bench.problems.sklearn_mf import SklearnGBProblem, SklearnMLPProblem
+from uvp_plugins.bench.problems.synthetic import LCSynthetic, MFBranin, MFHartmann
+from uvp_plugins.bench.problems.yahpo import YahpoProblem, resolve_yahpo_data, yahpo_benchmark
+
+
+def test_yahpo_lcbench_matches_a_direct_yahpo_gym_query(yahpo_data) -> None:  # type: ignore[no-untyped-def]
+    prob = YahpoProblem("lcbench", "3945", yahpo_data)
+    assert prob.max_budget == 52 and prob.direction == "max" and prob.metric == "val_accuracy"
+    bench = yahpo_benchmark("lcbench", str(resolve_yahpo_data(yahpo_data, "lcbench")))
+    for config in prob.space.sample(3, 0):
+        direct = bench.objective_function({**config, "OpenML_task_id": "3945", "epoch": 17})
+        assert prob.evaluate(config, 17) == pytest.approx(float(direct[0]["val_accuracy"]))
+        curve = prob.curve(config)
+        assert curve.shape == (52,)
+        assert curve[16] == pytest.approx(prob.evaluate(config, 17))
+
+
+@pytest.mark.parametrize("scenario", ["rbv2_rpart", "rbv2_xgboost"])
+def test_yahpo_rbv2_trainsize_grid(yahpo_data, scenario) -> None:  # type: ignore[no-untyped-def]
+    prob = YahpoProblem(scenario, None, yahpo_data)
+    assert prob.max_budget == 20 and prob.fidelity == "trainsize"
+    bench = yahpo_benchmark(scenario, str(resolve_yahpo_data(yahpo_data, scenario)))
+    for config in prob.space.sample(4, 1):
+        v = prob.evaluate(config, 10)
+        assert 0.0 <= v <= 1.0
+        q = {k: val for k, val in config.items()}
+        if scenario == "rbv2_xgboost" and q["booster"] == "gblinear":
+            for k in ("colsample_bylevel", "colsample_bytree", "eta", "gamma", "max_depth", "min_child_weight", "rate_drop", "skip_drop"):
+                q.pop(k)
+        elif scenario == "rbv2_xgboost" and q["booster"] == "gbtree":
+            q.pop("rate_drop"), q.pop("skip_drop")
+        direct = bench.objective_function({**q, "task_id": prob.task, "trainsize": 0.5, "repl": 10})
+        assert v == pytest.approx(float(direct[0]["acc"]))
+
+
+def test_yahpo_bad_input_is_explained(yahpo_data, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ValueError, match="valid tasks: 3945, 7593"):
+        YahpoProblem("lcbench", "12", yahpo_data)
+    with pytest.raises(FileNotFoundError, match="--yahpo-data"):
+        YahpoProblem("lcbench", "3945", tmp_path / "nowhere")
+    with pytest.raises(ValueError, match="valid"):
+        YahpoProblem("nb301", None, yahpo_data)
+    with pytest.raises(ValueError, match="budget"):
+        YahpoProblem("lcbench", "3945", yahpo_data).evaluate(
+            YahpoProblem("lcbench", "3945", yahpo_data).space.sample(1, 0)[0], 53
+        )
+
+
+def test_sklearn_mlp_trains_for_real_and_is_reproducible() -> None:
+    prob = SklearnMLPProblem("wine", max_budget=8)
+    config = {"hidden_units": 32, "n_layers": 1, "alpha": 1e-4, "learning_rate_init": 1e-2, "batch_size": 32, "activation": "relu"}
+    curve = prob.curve(config)
+    assert curve.shape == (8,)
+    assert curve[-1] > 80.0  # wine is easy: a trained MLP is far above chance (~40 %)
+    fresh = SklearnMLPProblem("wine", max_budget=8)
+    assert np.array_equal(fresh.curve(config, 3), curve[:3])  # same curve in another instance
+    assert prob.evaluate(config, 5) == curve[4]
+
+
+def test_sklearn_gb_levels_are_boosting_iterations() -> None:
+    prob = SklearnGBProblem("breast_cancer", max_budget=4)
+    config = {"learning_rate": 0.1, "max_leaf_nodes": 15, "min_samples_leaf": 5, "l2_regularization": 1e-3, "max_bins": 64}
+    curve = prob.curve(config)
+    assert curve.shape == (4,) and curve[-1] > 85.0
+    model, _ = next(iter(prob._cache.values()))
+    assert model.n_iter_ == 4 * prob.iterations_per_level
+
+
+def test_synthetic_problems_reach_their_known_optimum() -> None:
+    b = MFBranin()
+    assert b.evaluate({"x1": np.pi, "x2": 2.275}, b.max_budget) == pytest.approx(b.optimum, abs=1e-5)
+    assert b.evaluate({"x1": np.pi, "x2": 2.275}, 1) > b.optimum  # lower fidelity is biased
+    h = MFHartmann(3)
+    x = {"x0": 0.114614, "x1": 0.555649, "x2": 0.852547}
+    assert h.evaluate(x, h.max_budget) == pytest.approx(h.optimum, abs=1e-4)
+    lc = LCSynthetic("2")
+    star = dict(zip(["x0", "x1", "x2"], lc.x_star, strict=False))
+    curve = lc.curve(star)
+    assert np.all(np.diff(curve) > 0) and np.all(np.diff(curve, 2) < 0)  # increasing, concave
+    assert curve[-1] == pytest.approx(lc.optimum)

@@ -1,0 +1,35 @@
+"""Shared test fixtures: where the YAHPO data lives (CI has ../shared/yahpo_data beside the repo)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def yahpo_data_path() -> Path:
+    env = os.environ.get("UVP_YAHPO_DATA")
+    return Path(env) if env else REPO.parent / "shared" / "yahpo_data"
+
+
+@pytest.fixture(scope="session")
+def yahpo_data() -> Path:
+    path = yahpo_data_path()
+    assert (path / "lcbench" / "model.onnx").is_file(), (
+        f"YAHPO data expected at {path} (set UVP_YAHPO_DATA to point elsewhere)"
+    )
+    return path
+
+
+# Hypothesis profiles: the default one is what CI runs; `HYPOTHESIS_PROFILE=thorough pytest
+# tests/core tests/bench/test_ledger.py` searches 20x more examples before a release.
+try:
+    from hypothesis import settings as _hypothesis_settings
+
+    _hypothesis_settings.register_profile("thorough", max_examples=2000, deadline=None)
+    _hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+except ImportError:  # pragma: no cover - hypothesis is a dev dependency
+    pass

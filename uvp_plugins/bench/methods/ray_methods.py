@@ -1,0 +1,226 @@
+"""Ray Tune methods of ``uvp-bench``: ID-HB through our scheduler, and Ray's own HyperBand and ASHA.
+
+* ``ray-idhb``: :class:`raytune_ext.IterativeDeepeningHyperBandScheduler` (efficient variant,
+  ``eta = 3``) with ``max_t = [R0, eta R0]``, ``R0 = T // eta`` (the ID-HB protocol of
+  :func:`~uvp_plugins.bench.idhb_compare.idhb_protocol`): Hyperband at ``R0``, then deepened within
+  the same run, trials continuing from their checkpoints;
+* ``ray-hyperband``: Ray's ``HyperBandScheduler(max_t=T, reduction_factor=3)``;
+* ``ray-asha``: Ray's ``ASHAScheduler(max_t=T, grace_period=1, reduction_factor=3)``.
+
+Every Ray trial trains one configuration epoch by epoch, reporting ``{"value":
+problem.evaluate(config, epoch)}`` with a checkpoint per epoch (paused trials resume from it).
+The problem goes to the workers through ``tune.with_parameters``; for problems whose curves are
+cheap (surrogates such as YAHPO, whose ONNX session does not pickle) the raw curves of the drawn
+configurations are computed on the driver instead and shipped as an array.
+The harness ledger is charged on the driver in a ``ray.tune.Callback.on_trial_result``:
+``ctx.evaluate(trial_id, config, result["training_iteration"])`` (continuation: a trial pays only
+the epochs it trains). When the budget is used up the callback catches ``BudgetExhausted`` and a
+``Stopper`` ends the experiment (``stop_all``). Configurations are drawn up front with
+``problem.space.sample(n, ctx.rng(...))`` and handed to the trials by index
+(``tune.grid_search``), so a seed gives the same configurations to every Ray method. Each trial
+uses one CPU; a local cluster ``ray.init(num_cpus=2)`` is started if none is running (and shut
+down afterwards), so at most two trials train at once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from uvp_plugins.bench.context import RunContext
+from uvp_plugins.bench.idhb_compare import idhb_protocol
+from uvp_plugins.bench.ledger import BudgetExhausted
+from uvp_plugins.bench.problems.base import Problem
+from uvp_plugins.bench.registry import register_method
+
+__all__ = ["run_ray_method", "problem_trainable", "ray_idhb"]
+
+ETA = 3
+
+
+def problem_trainable(
+    config: Mapping[str, Any],
+    problem: Problem | None,
+    configs: Sequence[Mapping[str, Any]] | None,
+    curves: np.ndarray | None,
+    max_budget: int,
+) -> None:
+    """Function trainable: trains configuration ``config["idx"]`` epoch by epoch from its
+    checkpoint, reporting ``problem.evaluate(config, epoch)`` (or the precomputed curve)."""
+    from ray import tune
+    from ray.tune import Checkpoint
+
+    idx = int(config["idx"])
+    start = 0
+    ckpt = tune.get_checkpoint()
+    if ckpt is not None:
+        with ckpt.as_directory() as d, open(os.path.join(d, "epoch.json")) as fh:
+            start = int(json.load(fh)["epoch"])
+    for epoch in range(start + 1, max_budget + 1):
+        if curves is not None:
+            value = float(curves[idx, epoch - 1])
+        else:
+            assert problem is not None and configs is not None
+            value = float(problem.evaluate(configs[idx], epoch))
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "epoch.json"), "w") as fh:
+                json.dump({"epoch": epoch}, fh)
+            tune.report({"value": value, "epoch": epoch}, checkpoint=Checkpoint.from_directory(d))
+
+
+def run_ray_method(
+    ctx: RunContext, make_scheduler: Callable[[], Any], num_samples: int, tag: str
+) -> Any:
+    """Spend ``ctx``'s budget with ``tune.run`` under the scheduler from ``make_scheduler``.
+
+    Returns the scheduler (for inspection). ``num_samples`` configurations are drawn.
+    """
+    import ray
+    from ray import tune
+    from ray.tune import Callback, Stopper
+
+    problem = ctx.problem
+    configs = problem.space.sample(num_samples, ctx.rng(7919))
+
+    # Shared flag: the stopper is pickled into Ray's experiment state, so it must not hold ctx.
+    flag = {"exhausted": False}
+
+    class ChargeLedger(Callback):
+        """Charges every reported epoch to the harness ledger (continuation)."""
+
+        def on_trial_result(
+            self, iteration: int, trials: list, trial: Any, result: dict, **info: Any
+        ) -> None:
+            if flag["exhausted"]:
+                return
+            cfg = configs[int(trial.config["idx"])]
+            try:
+                ctx.evaluate(f"{tag}{trial.trial_id}", cfg, int(result["training_iteration"]))
+            except BudgetExhausted:
+                flag["exhausted"] = True
+
+    class StopWhenExhausted(Stopper):
+        def __init__(self, state: dict[str, bool]) -> None:
+            self.state = state
+
+        def __call__(self, trial_id: str, result: dict) -> bool:
+            return self.state["exhausted"]
+
+        def stop_all(self) -> bool:
+            return self.state["exhausted"]
+
+    if problem.curve_is_cheap:
+        # Surrogates (YAHPO's ONNX session does not pickle): precompute the raw curves here and
+        # ship numbers to the workers; the values are problem.evaluate's.
+        curves: np.ndarray | None = np.array(
+            [problem.curve(c, problem.max_budget) for c in configs], dtype=float
+        )
+        shipped: tuple[Any, Any] = (None, None)
+    else:  # real training: the problem object goes to the workers (must pickle)
+        curves = None
+        shipped = (problem, configs)
+    trainable = tune.with_parameters(
+        problem_trainable,
+        problem=shipped[0],
+        configs=shipped[1],
+        curves=curves,
+        max_budget=problem.max_budget,
+    )
+
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    storage = tempfile.mkdtemp(prefix="uvp-bench-ray-")
+    scheduler = make_scheduler()
+    try:
+        tune.run(
+            trainable,
+            config={"idx": tune.grid_search(list(range(num_samples)))},
+            scheduler=scheduler,
+            metric="value",
+            mode=ctx.direction,
+            stop=StopWhenExhausted(flag),
+            callbacks=[ChargeLedger()],
+            resources_per_trial={"cpu": 1},
+            storage_path=storage,
+            name=f"{tag}seed{ctx.seed}",
+            reuse_actors=True,
+            raise_on_failed_trial=False,
+            verbose=0,
+        )
+    finally:
+        shutil.rmtree(storage, ignore_errors=True)
+        if started:
+            ray.shutdown()
+    return scheduler
+
+
+def _n_native(ctx: RunContext) -> int:
+    """Enough configurations for Ray's own schedulers to spend the budget (capped)."""
+    return int(min(1000, ctx.total_budget // max(1, ctx.problem.min_budget) + 1))
+
+
+@register_method(
+    "ray-idhb",
+    "Ray Tune + IterativeDeepeningHyperBandScheduler (eID, eta=3, max_t=[T//3, 3*(T//3)])",
+    requires=("ray",),
+    kind="ours",
+)
+def run_ray_idhb(ctx: RunContext) -> None:
+    ray_idhb(ctx)
+
+
+def ray_idhb(ctx: RunContext) -> Any:
+    """``ray-idhb``; returns the scheduler (its core holds the ID-HB state)."""
+    from raytune_ext import IterativeDeepeningHyperBandScheduler
+
+    r0, r1 = idhb_protocol(ctx.max_budget, ETA, ctx.problem.min_budget)
+    n = IterativeDeepeningHyperBandScheduler.num_samples_needed(
+        [r0, r1], ETA, ctx.problem.min_budget
+    )
+    return run_ray_method(
+        ctx,
+        lambda: IterativeDeepeningHyperBandScheduler(
+            max_t=[r0, r1],
+            reduction_factor=ETA,
+            variant="efficient",
+            min_t=ctx.problem.min_budget,
+            seed=ctx.seed,
+        ),
+        n,
+        "ray-idhb-",
+    )
+
+
+@register_method("ray-hyperband", "Ray Tune HyperBandScheduler (max_t=T, eta=3)", requires=("ray",))
+def run_ray_hyperband(ctx: RunContext) -> None:
+    from ray.tune.schedulers import HyperBandScheduler
+
+    run_ray_method(
+        ctx,
+        lambda: HyperBandScheduler(max_t=ctx.max_budget, reduction_factor=ETA),
+        _n_native(ctx),
+        "ray-hb-",
+    )
+
+
+@register_method(
+    "ray-asha", "Ray Tune ASHAScheduler (max_t=T, grace_period=1, eta=3)", requires=("ray",)
+)
+def run_ray_asha(ctx: RunContext) -> None:
+    from ray.tune.schedulers import ASHAScheduler
+
+    run_ray_method(
+        ctx,
+        lambda: ASHAScheduler(
+            max_t=ctx.max_budget, grace_period=ctx.problem.min_budget, reduction_factor=ETA
+        ),
+        _n_native(ctx),
+        "ray-asha-",
+    )

@@ -1,0 +1,1 @@
+"""Benchmark problems; each module registers its problem families on import."""

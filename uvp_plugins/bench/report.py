@@ -1,0 +1,266 @@
+"""Summaries and plots of a ``uvp-bench run`` output directory.
+
+For every problem found under the directory:
+
+* **score@f**: the best value among evaluations paid within the first ``f * B`` budget units
+  (the anytime curve at fraction ``f``); **final** is score@1.
+* **mean final**: mean over tasks of the per-task mean over seeds (± standard error over runs).
+* **rank@f**: per task, methods are ranked by their mean score@f over seeds (1 = best, ties get
+  the average rank, a method with no value yet ranks last); ranks are averaged over tasks — the
+  protocol of shared/anchors/lcbench.md and the papers' rank plots.
+* **W/T/L vs baseline**: per task, the method's mean final against the baseline's (ties within
+  ``1e-9`` relative), with a two-sided sign test p-value (``scipy.stats.binomtest``, ties dropped).
+* **overhead**: mean wall time per run spent outside problem evaluations (the optimizer's cost).
+
+Plots (PNG): anytime mean rank vs budget fraction, and mean score vs budget fraction.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+__all__ = ["Run", "load_runs", "summarise", "format_table", "plot_problem", "report"]
+
+DEFAULT_FRACTIONS = (0.1, 0.25, 0.5, 1.0)
+
+
+@dataclass
+class Run:
+    problem: str
+    task: str
+    method: str
+    seed: int
+    direction: str
+    total_budget: float
+    spent: np.ndarray
+    best: np.ndarray
+    summary: dict[str, Any] = field(default_factory=dict)
+
+    def score_at(self, fraction: float) -> float:
+        limit = fraction * self.total_budget + 1e-9
+        idx = np.searchsorted(self.spent, limit, side="right") - 1
+        return float(self.best[idx]) if idx >= 0 else math.nan
+
+
+def load_runs(directory: str | Path) -> list[Run]:
+    """All finished runs below ``directory`` (a JSON summary with its CSV curve)."""
+    root = Path(directory)
+    if not root.is_dir():
+        raise FileNotFoundError(f"no such results directory: {root}")
+    runs = []
+    for js in sorted(root.rglob("seed*.json")):
+        summary = json.loads(js.read_text())
+        csv_path = js.with_suffix(".csv")
+        if not csv_path.exists() or "direction" not in summary:
+            continue
+        data = np.genfromtxt(csv_path, delimiter=",", names=True, dtype=float)
+        data = np.atleast_1d(data)
+        spent = np.asarray(data["spent"], dtype=float) if data.size else np.array([])
+        best = np.asarray(data["best"], dtype=float) if data.size else np.array([])
+        runs.append(
+            Run(
+                problem=summary["problem"],
+                task=str(summary["task"]),
+                method=summary["method"],
+                seed=int(summary["seed"]),
+                direction=summary["direction"],
+                total_budget=float(summary["total_budget"]),
+                spent=spent,
+                best=best,
+                summary=summary,
+            )
+        )
+    if not runs:
+        raise FileNotFoundError(f"no benchmark results (seed*.json with .csv) found below {root}")
+    return runs
+
+
+def _task_means(runs: Sequence[Run], fraction: float) -> dict[str, dict[str, float]]:
+    """task -> method -> mean score@fraction over seeds."""
+    acc: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for r in runs:
+        acc[r.task][r.method].append(r.score_at(fraction))
+    return {
+        t: {m: float(np.nanmean(v)) if np.any(np.isfinite(v)) else math.nan for m, v in ms.items()}
+        for t, ms in acc.items()
+    }
+
+
+def _ranks(values: dict[str, float], direction: str) -> dict[str, float]:
+    names = list(values)
+    arr = np.array([values[n] for n in names], dtype=float)
+    sign = -1.0 if direction == "max" else 1.0
+    key = np.where(np.isfinite(arr), sign * arr, np.inf)
+    ranks = stats.rankdata(key, method="average")
+    return dict(zip(names, ranks.tolist(), strict=False))
+
+
+def mean_ranks(runs: Sequence[Run], fraction: float) -> dict[str, float]:
+    direction = runs[0].direction
+    per_task = _task_means(runs, fraction)
+    acc: dict[str, list[float]] = defaultdict(list)
+    for methods in per_task.values():
+        for m, rk in _ranks(methods, direction).items():
+            acc[m].append(rk)
+    return {m: float(np.mean(v)) for m, v in acc.items()}
+
+
+def summarise(
+    runs: Sequence[Run], baseline: str | None = None, fractions: Sequence[float] = DEFAULT_FRACTIONS
+) -> list[dict[str, Any]]:
+    """One row per method of one problem (see module doc for the columns)."""
+    direction = runs[0].direction
+    methods = sorted({r.method for r in runs})
+    per_frac_ranks = {f: mean_ranks(runs, f) for f in fractions}
+    finals = _task_means(runs, 1.0)
+    per_frac_scores = {f: _task_means(runs, f) for f in fractions}
+    rows = []
+    for m in methods:
+        mruns = [r for r in runs if r.method == m]
+        run_finals = np.array([r.score_at(1.0) for r in mruns])
+        task_finals = [finals[t][m] for t in finals if m in finals[t]]
+        row: dict[str, Any] = {
+            "method": m,
+            "runs": len(mruns),
+            "tasks": len(task_finals),
+            "final": float(np.nanmean(task_finals)) if task_finals else math.nan,
+            "final_se": float(np.nanstd(run_finals, ddof=1) / math.sqrt(len(run_finals)))
+            if len(run_finals) > 1
+            else math.nan,
+            "overhead_s": float(np.mean([r.summary.get("overhead_seconds", math.nan) for r in mruns])),
+            "errors": sum(1 for r in mruns if r.summary.get("error")),
+        }
+        for f in fractions:
+            vals = [per_frac_scores[f][t][m] for t in per_frac_scores[f] if m in per_frac_scores[f][t]]
+            row[f"score@{f:g}"] = float(np.nanmean(vals)) if np.any(np.isfinite(vals)) else math.nan
+            row[f"rank@{f:g}"] = per_frac_ranks[f].get(m, math.nan)
+        if baseline is not None and m != baseline:
+            w = t_ = lo = 0
+            for _task, ms in finals.items():
+                if m not in ms or baseline not in ms:
+                    continue
+                a, b = ms[m], ms[baseline]
+                if not (math.isfinite(a) and math.isfinite(b)) or abs(a - b) <= 1e-9 * max(1.0, abs(b)):
+                    t_ += 1
+                elif (a > b) == (direction == "max"):
+                    w += 1
+                else:
+                    lo += 1
+            row["wtl"] = (w, t_, lo)
+            row["sign_p"] = float(stats.binomtest(w, w + lo, 0.5).pvalue) if w + lo > 0 else 1.0
+        rows.append(row)
+    return rows
+
+
+def format_table(
+    problem: str, rows: Sequence[dict[str, Any]], baseline: str | None, fractions: Sequence[float]
+) -> str:
+    head = ["method", "runs", "final (±se)"]
+    head += [f"rank@{int(f * 100)}%" for f in fractions]
+    if baseline:
+        head += [f"W/T/L vs {baseline}", "sign p"]
+    head += ["overhead s/run"]
+    lines = [f"## {problem}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    best_final = None
+    for r in rows:
+        if math.isfinite(r["final"]):
+            better = best_final is None or (
+                r["final"] > best_final if rows_direction(rows) == "max" else r["final"] < best_final
+            )
+            best_final = r["final"] if better else best_final
+    for r in rows:
+        se = f" ± {r['final_se']:.2g}" if math.isfinite(r["final_se"]) else ""
+        cells = [r["method"] + (f" ({r['errors']} errors)" if r["errors"] else ""), str(r["runs"]), f"{r['final']:.4g}{se}"]
+        cells += [f"{r[f'rank@{f:g}']:.2f}" for f in fractions]
+        if baseline:
+            if "wtl" in r:
+                cells += ["{}/{}/{}".format(*r["wtl"]), f"{r['sign_p']:.3g}"]
+            else:
+                cells += ["(baseline)", ""]
+        cells += [f"{r['overhead_s']:.2f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def rows_direction(rows: Sequence[dict[str, Any]]) -> str:
+    return str(rows[0].get("direction", "max")) if rows else "max"
+
+
+def plot_problem(runs: Sequence[Run], path: Path, title: str) -> Path:
+    """Anytime mean rank and mean score vs budget fraction, one PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    grid = np.linspace(0.02, 1.0, 50)
+    methods = sorted({r.method for r in runs})
+    ranks = {m: [] for m in methods}  # type: dict[str, list[float]]
+    scores = {m: [] for m in methods}  # type: dict[str, list[float]]
+    for f in grid:
+        rk = mean_ranks(runs, float(f))
+        tm = _task_means(runs, float(f))
+        for m in methods:
+            ranks[m].append(rk.get(m, math.nan))
+            vals = [tm[t][m] for t in tm if m in tm[t]]
+            scores[m].append(float(np.nanmean(vals)) if np.any(np.isfinite(vals)) else math.nan)
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    for m in methods:
+        axes[0].plot(grid * 100, ranks[m], label=m)
+        axes[1].plot(grid * 100, scores[m], label=m)
+    axes[0].set_xlabel("budget spent (% of B)")
+    axes[0].set_ylabel("mean rank (lower is better)")
+    axes[0].invert_yaxis()
+    axes[1].set_xlabel("budget spent (% of B)")
+    axes[1].set_ylabel(f"mean best score ({runs[0].direction})")
+    axes[0].set_title(f"{title}: anytime mean rank")
+    axes[1].set_title(f"{title}: anytime mean score")
+    axes[1].legend(fontsize=8, loc="best")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def report(
+    directory: str | Path,
+    baseline: str | None = None,
+    fractions: Sequence[float] = DEFAULT_FRACTIONS,
+    plot_dir: str | Path | None = None,
+    plots: bool = True,
+) -> str:
+    """Print-ready markdown for every problem in ``directory``; writes PNGs unless ``plots=False``."""
+    runs = load_runs(directory)
+    out_dir = Path(plot_dir) if plot_dir is not None else Path(directory) / "plots"
+    texts = []
+    for problem in sorted({r.problem for r in runs}):
+        pruns = [r for r in runs if r.problem == problem]
+        methods = sorted({r.method for r in pruns})
+        base = baseline if baseline in methods else None
+        if baseline is not None and base is None:
+            raise ValueError(f"--baseline {baseline!r} has no runs for {problem}; methods there: {', '.join(methods)}")
+        rows = summarise(pruns, base, fractions)
+        for r in rows:
+            r["direction"] = pruns[0].direction
+        tasks = sorted({r.task for r in pruns})
+        seeds = sorted({r.seed for r in pruns})
+        text = format_table(problem, rows, base, fractions)
+        text += (
+            f"\n\n{len(tasks)} task(s), seeds {seeds[0]}..{seeds[-1]} ({len(seeds)}), "
+            f"B = {pruns[0].total_budget:g} fidelity units; direction {pruns[0].direction}."
+        )
+        if plots:
+            png = plot_problem(pruns, out_dir / f"{problem}.png", problem)
+            text += f"\nPlot: {png}"
+        texts.append(text)
+    return "\n\n".join(texts)

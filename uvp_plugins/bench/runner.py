@@ -1,0 +1,192 @@
+"""Run (problem, task, method, seed) combinations, each in its own process, and store results.
+
+Layout of an output directory::
+
+    OUT/<problem>/<task>/<method>/seed<k>.csv    anytime curve: spent, best, value, budget
+    OUT/<problem>/<task>/<method>/seed<k>.json   summary: final, spent, total_budget, wall and
+                                                 evaluation seconds, overhead, error (if any)
+
+Finished runs are skipped when the command is repeated (``--force`` reruns them), so a long run
+that was interrupted continues where it stopped. Runs execute in worker processes (``--jobs`` at
+a time, ``spawn`` start method), never in the driver: a run that crashes is recorded with its
+traceback and the others go on. Workers are reused across runs (imports and surrogate sessions
+are loaded once per worker); no optimizer state is shared between runs.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import multiprocessing as mp
+import os
+import re
+import sys
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["RunSpec", "run_one", "run_many", "result_paths", "parse_seeds"]
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    problem: str
+    task: str
+    method: str
+    seed: int
+    budget_factor: float = 20.0
+    total_budget: float | None = None
+    problem_options: dict[str, Any] = field(default_factory=dict)
+
+    def label(self) -> str:
+        return f"{self.problem}/{self.task}/{self.method}/seed{self.seed}"
+
+
+def parse_seeds(text: str) -> list[int]:
+    """``"0-2,5"`` -> ``[0, 1, 2, 5]`` (non-negative integers and ranges); clear error otherwise."""
+    seeds: list[int] = []
+    for part in str(text).split(","):
+        part = part.strip()
+        m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
+        if m is None or (m.group(2) is not None and int(m.group(2)) < int(m.group(1))):
+            raise ValueError(f"--seeds: expected non-negative integers or ranges like '0-9,12', got {text!r}")
+        hi = m.group(2) if m.group(2) is not None else m.group(1)
+        seeds.extend(range(int(m.group(1)), int(hi) + 1))
+    return sorted(set(seeds))
+
+
+def resolve_total_budget(problem: Any, budget_factor: float, total_budget: float | None) -> float:
+    """B: ``total_budget`` if given, else the problem's ``default_total_budget`` (CASH problems:
+    a number of iterations), else ``budget_factor * T``."""
+    if total_budget is not None:
+        return float(total_budget)
+    default = getattr(problem, "default_total_budget", None)
+    if default is not None:
+        return float(default)
+    return float(budget_factor * problem.max_budget)
+
+
+def result_paths(out: Path, spec: RunSpec) -> tuple[Path, Path]:
+    base = out / spec.problem / spec.task / spec.method / f"seed{spec.seed}"
+    return base.with_suffix(".csv"), base.with_suffix(".json")
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + f".tmp{os.getpid()}")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def run_one(spec: RunSpec, out: str | os.PathLike[str]) -> dict[str, Any]:
+    """Run one combination in this process and write its CSV and JSON; returns the summary."""
+    from uvp_plugins.bench.context import RunContext
+    from uvp_plugins.bench.ledger import BudgetExhausted
+    from uvp_plugins.bench.registry import get_method, get_problem
+
+    out_dir = Path(out)
+    csv_path, json_path = result_paths(out_dir, spec)
+    problem = get_problem(spec.problem).make(task=spec.task, **spec.problem_options)
+    total = resolve_total_budget(problem, spec.budget_factor, spec.total_budget)
+    ctx = RunContext(problem, total_budget=total, seed=spec.seed)
+    method = get_method(spec.method)
+    error = None
+    t0 = time.perf_counter()
+    try:
+        method.run(ctx)
+    except BudgetExhausted:
+        pass
+    except Exception:  # a method's crash is recorded, not hidden
+        error = traceback.format_exc()
+    wall = time.perf_counter() - t0
+    lines = ["spent,best,value,budget"]
+    for p in ctx.ledger.curve:
+        lines.append(f"{p.spent:g},{p.best!r},{p.value!r},{p.budget}")
+    summary = {
+        **{k: v for k, v in asdict(spec).items() if k != "problem_options"},
+        "direction": problem.direction,
+        "metric": problem.metric,
+        "max_budget": problem.max_budget,
+        "total_budget": ctx.total_budget,
+        "spent": ctx.ledger.spent,
+        "final": ctx.ledger.best,
+        "n_evaluations": ctx.ledger.n_evaluations,
+        "wall_seconds": wall,
+        "eval_seconds": ctx.ledger.eval_seconds + ctx.extra_eval_seconds,
+        "overhead_seconds": max(0.0, wall - ctx.ledger.eval_seconds - ctx.extra_eval_seconds),
+        "optimum": problem.optimum,
+        "error": error,
+    }
+    _atomic_write(csv_path, "\n".join(lines) + "\n")
+    _atomic_write(json_path, json.dumps(summary, indent=1, default=str))
+    return summary
+
+
+def _worker(spec: RunSpec, out: str) -> dict[str, Any]:
+    # one BLAS thread per run: runs are parallelised by processes
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
+    import warnings
+
+    warnings.filterwarnings("ignore")
+    return run_one(spec, out)
+
+
+def run_many(
+    specs: Sequence[RunSpec],
+    out: str | os.PathLike[str],
+    jobs: int = 1,
+    force: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Run every spec in a separate process (``jobs`` at a time); skip finished ones."""
+    out_dir = Path(out)
+    say = progress or (lambda msg: print(msg, file=sys.stderr, flush=True))
+    todo = [s for s in specs if force or not result_paths(out_dir, s)[1].exists()]
+    skipped = len(specs) - len(todo)
+    if skipped:
+        say(f"[uvp-bench] {skipped} of {len(specs)} runs already done in {out_dir} (use --force to rerun)")
+    results: list[dict[str, Any]] = []
+    if not todo:
+        return results
+    start = time.perf_counter()
+    ctx = mp.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=max(1, int(jobs)), mp_context=ctx) as pool:
+        pending: dict[Future[dict[str, Any]], RunSpec] = {}
+        queue = list(todo)
+        done = 0
+        while queue or pending:
+            while queue and len(pending) < max(1, int(jobs)):
+                spec = queue.pop(0)
+                pending[pool.submit(_worker, spec, str(out_dir))] = spec
+            finished, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+            for fut in finished:
+                spec = pending.pop(fut)
+                done += 1
+                try:
+                    res = fut.result()
+                except Exception as exc:  # the worker process itself died
+                    res = {**asdict(spec), "error": f"worker died: {exc!r}", "final": float("nan")}
+                    _atomic_write(result_paths(out_dir, spec)[1], json.dumps(res, default=str))
+                results.append(res)
+                elapsed = time.perf_counter() - start
+                eta = elapsed / done * (len(todo) - done)
+                status = "ERROR" if res.get("error") else f"final={res.get('final'):.4g}"
+                say(
+                    f"[uvp-bench] {done}/{len(todo)} {spec.label()} {status} "
+                    f"({res.get('wall_seconds', float('nan')):.1f}s; elapsed {elapsed:.0f}s, eta {eta:.0f}s)"
+                )
+    return results
+
+
+def read_curve(path: Path) -> tuple[list[float], list[float]]:
+    spent, best = [], []
+    with path.open() as fh:
+        for row in csv.DictReader(fh):
+            spent.append(float(row["spent"]))
+            best.append(float(row["best"]))
+    return spent, best
