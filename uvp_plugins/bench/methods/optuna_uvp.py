@@ -1,0 +1,50 @@
+"""Our Optuna plugin in the harness: EnhancedAdaCentSampler + PredPruner through ask/tell.
+
+* ``optuna-eadacent-pred``: ``EnhancedAdaCentSampler(seed, max_resource=T)`` +
+  ``PredPruner(max_resource=T)`` - Enhanced-AdaCent (Bateni et al., Alg. 8) in Optuna's
+  trial-at-a-time model (delta = 0.1, tail-fit predictor, 1000 Sobol candidates, epsilon "auto").
+* ``optuna-adacent-pred``: the same with ``enhanced=False`` - AdaCent (Alg. 7): plain greedy
+  k-center selection with the same pruning.
+
+The study loop is the harness's :func:`uvp_plugins.bench.methods.optuna_native.run_optuna_study`
+(one ``trial.report`` per step, each step charged to the ledger by ``ctx.evaluate``; a pruned
+trial has paid for the steps it ran; the trial running when the budget ends is told PRUNED), so
+our methods and Optuna's native ones are driven identically. Optuna's logging is silenced there.
+"""
+
+from __future__ import annotations
+
+from uvp_plugins.bench.context import RunContext
+from uvp_plugins.bench.registry import register_method
+
+__all__ = ["run_eadacent_pred", "run_adacent_pred"]
+
+
+def _run(ctx: RunContext, enhanced: bool) -> None:
+    from optuna_ext import EnhancedAdaCentSampler, PredPruner
+    from uvp_plugins.bench.methods.optuna_native import run_optuna_study
+
+    T = ctx.max_budget
+    sampler = EnhancedAdaCentSampler(seed=ctx.seed, max_resource=max(T, 2), enhanced=enhanced)
+    pruner = PredPruner(max_resource=max(T, 2)) if T >= 2 else None
+    run_optuna_study(ctx, sampler, pruner)
+
+
+@register_method(
+    "optuna-eadacent-pred",
+    "ours: Optuna EnhancedAdaCentSampler + PredPruner (Enhanced-AdaCent, Alg. 8)",
+    requires=("optuna",),
+    kind="ours",
+)
+def run_eadacent_pred(ctx: RunContext) -> None:
+    _run(ctx, enhanced=True)
+
+
+@register_method(
+    "optuna-adacent-pred",
+    "ours: Optuna EnhancedAdaCentSampler(enhanced=False) + PredPruner (AdaCent, Alg. 7)",
+    requires=("optuna",),
+    kind="ours",
+)
+def run_adacent_pred(ctx: RunContext) -> None:
+    _run(ctx, enhanced=False)
