@@ -1,0 +1,23 @@
+"""Ray Tune adapters of uvp-plugins.
+
+* :class:`IterativeDeepeningHyperBandScheduler` - Iterative-Deepening Hyperband (Brandt et al.)
+  as a ``TrialScheduler``, driven by :mod:`uvp_plugins.hyperband`.
+* :func:`resume_with_larger_budget` - continue a finished experiment at ``max_t = eta * R``.
+"""
+
+from raytune_ext._resume import resume_with_larger_budget, scheduler_for_resume
+from raytune_ext._scheduler import (
+    STATE_FILE_NAME,
+    VARIANTS,
+    IterativeDeepeningHyperBandScheduler,
+    deepening_ladder,
+)
+
+__all__ = [
+    "IterativeDeepeningHyperBandScheduler",
+    "resume_with_larger_budget",
+    "scheduler_for_resume",
+    "deepening_ladder",
+    "STATE_FILE_NAME",
+    "VARIANTS",
+]

@@ -1,0 +1,169 @@
+"""Helpers of the Ray ID-HB tests: a tiny checkpointing trainable, a result recorder, an offline
+replay of the core, and a driver entry point (run as a script by the killed-driver test)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from ray import tune
+from ray.tune import Callback, Checkpoint
+
+from uvp_plugins.hyperband import IterativeDeepeningHyperband
+
+if __name__ != "__main__":  # tests import this module; Ray workers cannot: ship it by value
+    import ray.cloudpickle
+
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+
+def loss_of(x: float, it: float) -> float:
+    """Deterministic learning curves that cross: small x learns fast, x near 0.7 ends best."""
+    return (x - 0.7) ** 2 + (1.0 - x) / it
+
+
+def make_trainable(
+    fail_x: Iterable[float] = (),
+    fail_from: int = 2,
+    step: int = 1,
+    block_file: str | None = None,
+    block_from: int = 4,
+) -> Callable[[dict], None]:
+    """A function trainable reporting ``loss`` per iteration with a checkpoint every iteration.
+
+    Reports ``first`` (the first iteration this actor trained, > 1 after a restore), ``it`` and
+    ``step = it * step``. Configurations with ``x`` in ``fail_x`` raise at iteration
+    ``fail_from``. While ``block_file`` exists, a trial blocks before iteration ``block_from``
+    (the killed-driver test stalls the run in a known state). Nested so that Ray pickles it by
+    value.
+    """
+    failing = {round(float(v), 9) for v in fail_x}
+
+    def trainable(config: dict) -> None:
+        start = 0
+        ckpt = tune.get_checkpoint()
+        if ckpt is not None:
+            with ckpt.as_directory() as d, open(os.path.join(d, "state.json")) as fh:
+                start = int(json.load(fh)["it"])
+        x = float(config["x"])
+        for it in range(start + 1, 10_000):
+            if round(x, 9) in failing and it >= fail_from:
+                raise RuntimeError(f"trial with x={x} fails at iteration {it}")
+            while block_file and it >= block_from and os.path.exists(block_file):
+                time.sleep(0.1)
+            with tempfile.TemporaryDirectory() as d:
+                with open(os.path.join(d, "state.json"), "w") as fh:
+                    json.dump({"it": it}, fh)
+                tune.report(
+                    {"loss": loss_of(x, it), "first": start + 1, "it": it, "step": it * step},
+                    checkpoint=Checkpoint.from_directory(d),
+                )
+
+    return trainable
+
+
+class Recorder(Callback):
+    """Driver-side log of every result: (trial_id, x, it, first)."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[str, float, int, int]] = []
+
+    def on_trial_result(
+        self, iteration: int, trials: list, trial: Any, result: dict, **info: Any
+    ) -> None:
+        self.rows.append(
+            (trial.trial_id, float(trial.config["x"]), int(result["it"]), int(result["first"]))
+        )
+
+
+def grid(n: int) -> list[float]:
+    """n distinct x values in a fixed scrambled order."""
+    return [round(((i * 7919) % 997) / 997.0, 6) for i in range(1, n + 1)]
+
+
+def replay(
+    xs: Sequence[float],
+    ladder: Sequence[int],
+    eta: int,
+    variant: str,
+    min_budget: int = 1,
+    budget_to_it: Callable[[int], float] = float,
+    fail_x: Iterable[float] = (),
+    fail_from: int = 2,
+) -> IterativeDeepeningHyperband:
+    """The core run offline on the same configurations (in Ray's trial order) and results."""
+    failing = {round(float(v), 9) for v in fail_x}
+    hb = IterativeDeepeningHyperband(
+        ladder[0], eta=eta, variant=variant, min_budget=min_budget, mode="min"
+    )
+    it = iter(xs)
+    for level, _r in enumerate(ladder):
+        if level:
+            hb.deepen()
+        while True:
+            job = hb.ask(lambda rng: {"x": next(it)})
+            if job is None:
+                assert hb.finished
+                break
+            x = job.config["x"]
+            t = budget_to_it(job.budget)
+            if round(x, 9) in failing and t >= fail_from:
+                hb.fail(job)
+            else:
+                hb.tell(job, loss_of(x, t))
+    return hb
+
+
+def evaluations(
+    hb: IterativeDeepeningHyperband, x_of: Callable[[Any], float]
+) -> set[tuple[float, int, int, float]]:
+    """(x, rung, budget, value) of every result a core holds; ``x_of(config)`` names the config."""
+    return {
+        (x_of(hb.config(cid)), rung, hb.rung_budget(hb.bracket_of(cid), rung), round(v, 12))
+        for (cid, rung), v in hb.results.items()
+    }
+
+
+def ray_x_order(
+    hb: IterativeDeepeningHyperband, trials: Sequence[Any]
+) -> tuple[list[float], Callable[[Any], float]]:
+    """x of the Ray core's configurations in config-id order (empty slots skipped), and a mapper
+    from the Ray core's configs ({"trial_id": ...}) to x."""
+    x_of_trial = {t.trial_id: float(t.config["x"]) for t in trials}
+    xs = [
+        x_of_trial[hb.config(c)["trial_id"]] for c in sorted(hb.configs) if hb.config(c)["trial_id"]
+    ]
+    return xs, lambda cfg: x_of_trial[cfg["trial_id"]]
+
+
+def main(argv: Sequence[str]) -> None:
+    """Driver run in a subprocess: ``python idhb_ray_helpers.py STORAGE NAME N BLOCK_FILE MAX_T...``."""
+    import ray
+
+    from raytune_ext import IterativeDeepeningHyperBandScheduler
+
+    storage, name, n, block_file = argv[0], argv[1], int(argv[2]), argv[3]
+    max_t = [int(v) for v in argv[4:]]
+    ray.init(address=os.environ["RAY_ADDRESS"])
+    # time_attr="it": the trainable's own epoch counter, stored in its checkpoints.
+    sched = IterativeDeepeningHyperBandScheduler(
+        time_attr="it", metric="loss", mode="min", max_t=max_t, reduction_factor=3
+    )
+    tune.run(
+        make_trainable(block_file=block_file),
+        config={"x": tune.grid_search(grid(n))},
+        scheduler=sched,
+        storage_path=storage,
+        name=name,
+        verbose=0,
+        reuse_actors=True,
+    )
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
