@@ -1,0 +1,41 @@
+"""SMAC3 adapters of uvp-plugins: MaxUCB intensifier for CASH and Tobit ensemble model.
+
+* :class:`MaxUCBIntensifier` – two-level CASH (Balef et al., *Put CASH on Bandits*): MaxUCB
+  picks the model class, each class runs its own SMAC HPO on its subspace.
+* :func:`split_cash_space` / :class:`CashSpace` – split a CASH ConfigSpace into per-arm
+  subspaces and map configurations between the joint space and the arms.
+* :func:`cash_configspace` / :func:`arm_params` – build a CASH ConfigSpace from per-arm
+  :class:`uvp_plugins.space.SearchSpace` objects and map joint configurations back.
+* :class:`TobitEnsembleModel`, :class:`CensoredRunHistoryEncoder`,
+  :class:`TobitThompsonSampling`, :func:`tobit_facade_kwargs` – the Tobit-loss ensemble surrogate
+  for right-censored observations (Eggensperger et al.), usable per arm of the intensifier
+  (``model_factory=lambda s: TobitEnsembleModel(s)``).
+"""
+
+from smac_ext._cash_space import (
+    CashSpace,
+    arm_params,
+    cash_configspace,
+    detect_selector,
+    plain_config,
+    split_cash_space,
+)
+from smac_ext._censored_encoder import CensoredRunHistoryEncoder
+from smac_ext._maxucb_intensifier import MaxUCBIntensifier
+from smac_ext._thompson import TobitThompsonSampling, tobit_arm_factories, tobit_facade_kwargs
+from smac_ext._tobit_model import TobitEnsembleModel
+
+__all__ = [
+    "MaxUCBIntensifier",
+    "CashSpace",
+    "split_cash_space",
+    "detect_selector",
+    "cash_configspace",
+    "arm_params",
+    "plain_config",
+    "TobitEnsembleModel",
+    "CensoredRunHistoryEncoder",
+    "TobitThompsonSampling",
+    "tobit_facade_kwargs",
+    "tobit_arm_factories",
+]

@@ -1,0 +1,589 @@
+"""SMAC intensifier for CASH: MaxUCB picks the model class, each class runs its own SMAC HPO.
+
+Implements the two-level CASH approach of Balef, Vernade & Eggensperger (*Put CASH on Bandits: A
+Max K-Armed Problem for Automated Machine Learning*, 2025): a max-K-armed bandit (MaxUCB,
+Alg. 1; burn-in Alg. E.1) chooses which model class (arm) gets the next HPO step, and every arm
+runs model-based HPO on its own subspace. The bandit itself lives in the framework-free core
+(:mod:`uvp_plugins.bandits`); this module only translates SMAC's events into it.
+
+How it plugs into SMAC. :class:`MaxUCBIntensifier` is an ``AbstractIntensifier``, given to the
+facade the user already calls::
+
+    smac = HyperparameterOptimizationFacade(scenario, train,
+                                            intensifier=MaxUCBIntensifier(scenario, alpha=0.5))
+    incumbent = smac.optimize()           # or smac.ask() / smac.tell(info, value)
+
+* The scenario's ConfigSpace is a CASH space: its top-level categorical (detected, or named by
+  ``selector=``) selects the model class; it is split into one subspace per value with
+  :func:`smac_ext.split_cash_space`. Arm ``i`` is the categorical's ``i``-th choice.
+* Every arm owns a SMAC ``ConfigSelector`` wired exactly as a facade wires its own (initial
+  design, run-history encoder, surrogate model, acquisition function and maximiser, random
+  design), all built on the arm's subspace from an arm ``Scenario`` (the user's scenario with
+  ``configspace`` replaced by the subspace), and its own ``RunHistory`` view holding the trials of
+  that arm only (configurations mapped into the subspace). Defaults are the components of
+  ``facade`` (``HyperparameterOptimizationFacade``: random forest, log-scaled encoder, EI,
+  local-and-sorted random search, 20 % random configurations); any of them can be replaced by a
+  factory ``f(arm_scenario) -> component``, e.g. ``model_factory=lambda s: TobitEnsembleModel(s)``.
+  The retraining frequency and retry settings are those of the facade's own config selector.
+* The facade's own model, acquisition function/maximiser, initial design and random design
+  are built on the joint space and are *not* used to choose trials (the arms use the factories
+  above); from the facade's config selector the arms take ``retrain_after``,
+  ``max_new_config_tries``, ``min_trials`` and the callbacks (whose
+  ``on_next_configurations_*`` hooks then see arm-subspace configurations).
+* The arm's initial design evaluates the arm's default configuration first (Alg. 1, line 3:
+  "evaluating default configuration"), then ``n_initial`` Sobol configurations (default:
+  ``floor(n_trials / (4 K)) - 1``, at least 0: a quarter of the trials spread over the arms,
+  like the paper's per-arm initial designs, App. D), then model-based proposals.
+* ``__iter__`` asks the bandit for an arm, asks that arm's selector for a configuration, maps it
+  into the joint space (a ``Configuration`` of ``scenario.configspace`` with the selector set)
+  and yields a ``TrialInfo`` with one seed (the scenario's first seed; every configuration is
+  evaluated once). Incumbents, the trajectory, the run history and ``intensifier.json`` are
+  SMAC's own, in the joint space.
+* Results are credited in the intensifier's run-history callback (``on_tell_end``), to the arm
+  given by the *told configuration's selector value*, so results that arrive out of order
+  (parallel workers, ask/tell) or configurations the user tells without asking are credited to
+  the right arm.
+
+Crashed trials and non-finite costs. Only trials with status ``SUCCESS`` and a finite cost are
+credited to the bandit (``policy.update(arm, cost)``). Every other result (``CRASHED``,
+``TIMEOUT``, ``MEMORYOUT``, ``ABORT``, ..., or a ``SUCCESS`` with a NaN/inf cost) releases the
+pull (``policy.cancel(arm)``), so it is never a reward. It stays in SMAC's run history; it enters
+the arm's run-history view (and so the arm's surrogate, which treats it as SMAC's would) only if
+its cost is finite, e.g. ``CRASHED`` with a finite ``scenario.crash_cost``: SMAC's encoders turn
+an infinite cost (the default ``crash_cost = inf``) into a NaN target on which SMAC's random
+forest fails, in combined search as well. Set a finite ``crash_cost`` to let the arms' models
+learn where crashes happen; either way a crashed configuration is never proposed again. An arm
+whose last ``max_consecutive_crashes`` results were all uncredited is dropped (no more pulls), so
+an arm that always fails cannot absorb the whole budget.
+
+Arms without hyperparameters and exhausted arms. A selector value with no conditional children
+is an arm with an empty subspace: it has exactly one configuration, which is evaluated on its
+first pull. As the intensifier evaluates every configuration once (one seed), a further pull
+cannot produce a new observation, so the arm is then marked *exhausted* and is no longer pulled;
+its observation keeps counting in the bandit statistics and the incumbent. The same happens to
+any arm whose selector cannot produce a configuration that is not yet in the run history (a
+small finite subspace fully evaluated). When the policy's choice is unavailable (exhausted or
+dropped), its pull is released and the policy's own rule is applied to the available arms (the
+round-robin arm with the fewest pulls while some available arm has no observation, else the
+largest index ``U_i``); such a fallback pull is not registered as pending in the policy, which
+only matters with parallel workers. When no arm is available, the iterator stops (``optimize``
+ends; ``ask`` raises ``StopIteration``).
+
+Restarts. ``get_state``/``set_state`` carry the policy's JSON state (observations, pending
+pulls, burn-in), the unavailable arms and the crash streaks; SMAC stores them in
+``intensifier.json`` after every ``tell``. Restarting SMAC on the same output directory therefore
+continues with the same arm statistics; the arms' run-history views and surrogates are rebuilt
+from the restored run history. Pending pulls whose trials are no longer running are released.
+
+Not supported (``ValueError`` at construction): multi-objective scenarios, instances, adaptive
+capping. Budgets are not used (``uses_budgets`` is False).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import numpy as np
+from ConfigSpace import Configuration
+from smac.acquisition.function.abstract_acquisition_function import AbstractAcquisitionFunction
+from smac.acquisition.maximizer.abstract_acquisition_maximizer import (
+    AbstractAcquisitionMaximizer,
+)
+from smac.callback.callback import Callback
+from smac.facade.abstract_facade import AbstractFacade
+from smac.facade.hyperparameter_optimization_facade import HyperparameterOptimizationFacade
+from smac.initial_design.abstract_initial_design import AbstractInitialDesign
+from smac.intensifier.abstract_intensifier import AbstractIntensifier
+from smac.main.config_selector import ConfigSelector
+from smac.main.exceptions import ConfigurationSpaceExhaustedException
+from smac.model.abstract_model import AbstractModel
+from smac.random_design.abstract_random_design import AbstractRandomDesign
+from smac.runhistory.dataclasses import TrialInfo, TrialValue
+from smac.runhistory.encoder.abstract_encoder import AbstractRunHistoryEncoder
+from smac.runhistory.enumerations import StatusType
+from smac.runhistory.runhistory import RunHistory
+from smac.scenario import Scenario
+
+from smac_ext._cash_space import CashSpace, split_cash_space
+from uvp_plugins.bandits import POLICIES, IndexPolicy, policy_from_state_dict
+
+__all__ = ["MaxUCBIntensifier"]
+
+logger = logging.getLogger(__name__)
+
+Factory = Callable[[Scenario], Any]
+
+#: policies of :mod:`uvp_plugins.bandits` that take an exploration parameter ``alpha``
+_ALPHA_POLICIES = ("MaxUCB", "UCB", "QuantileUCB")
+
+
+def _finite(cost: Any) -> bool:
+    """True for a finite scalar cost."""
+    return isinstance(cost, (int, float, np.integer, np.floating)) and math.isfinite(float(cost))
+
+
+def _name_of(obj: Any) -> str | None:
+    if obj is None:
+        return None
+    return str(getattr(obj, "__qualname__", None) or type(obj).__qualname__)
+
+
+class _DefaultFirstDesign(AbstractInitialDesign):
+    """An arm's initial design: its default configuration first, then ``inner``'s configurations."""
+
+    def __init__(self, scenario: Scenario, inner: AbstractInitialDesign | None) -> None:
+        super().__init__(scenario, n_configs=0, additional_configs=[])
+        self._inner = inner
+
+    @property
+    def meta(self) -> dict[str, Any]:  # noqa: D102
+        return {"name": type(self).__name__, "inner": None if self._inner is None else self._inner.meta}
+
+    def _select_configurations(self) -> list[Configuration]:
+        return []
+
+    def select_configurations(self) -> list[Configuration]:  # noqa: D102
+        default = self._configspace.get_default_configuration()
+        default.origin = "Initial Design: Default configuration"
+        configs = [default]
+        if self._inner is not None:
+            configs += [c for c in self._inner.select_configurations() if c != default]
+        return configs
+
+
+@dataclasses.dataclass
+class _ArmHPO:
+    """One arm's model-based HPO: a SMAC ConfigSelector on the arm subspace and its generator."""
+
+    selector: ConfigSelector
+    generator: Iterator[Configuration] | None = None
+
+
+class MaxUCBIntensifier(AbstractIntensifier):
+    """Two-level CASH in SMAC: MaxUCB chooses the model class, per-class SMAC HPO the config.
+
+    See the module docstring for the wiring, crash handling, empty/exhausted arms and restarts.
+
+    Args:
+        scenario: the SMAC scenario; ``scenario.configspace`` must be a CASH space.
+        alpha: exploration parameter ``alpha >= 0`` of MaxUCB (paper default 0.5).
+        burn_in: burn-in rounds ``C >= 0`` (Alg. E.1; 0 = Alg. 1).
+        selector: name of the top-level categorical (detected if ``None``).
+        policy: the bandit policy of :mod:`uvp_plugins.bandits` (``"MaxUCB"``; ``"UCB"``,
+            ``"QuantileUCB"``, ``"RoundRobin"`` are the paper's baselines on the same per-arm HPO).
+        n_initial: Sobol configurations in each arm's initial design after its default
+            configuration (``None``: ``max(0, floor(n_trials / (4 K)) - 1)``).
+        max_consecutive_crashes: drop an arm after this many uncredited results in a row
+            (``None``: never).
+        facade: facade class whose ``get_*`` methods build the per-arm components by default.
+        model_factory, acquisition_function_factory, acquisition_maximizer_factory,
+        runhistory_encoder_factory, random_design_factory, initial_design_factory: optional
+            ``f(arm_scenario) -> component`` replacing the facade's default for every arm
+            (``arm_scenario.configspace`` is the arm subspace). The initial design is always
+            preceded by the arm's default configuration.
+        max_incumbents: as in SMAC's intensifiers (multi-objective only; kept for the contract).
+        seed: the intensifier's seed (default: ``scenario.seed``), used for the trial seed.
+
+    Example:
+        >>> from smac import HyperparameterOptimizationFacade, Scenario
+        >>> intensifier = MaxUCBIntensifier(scenario, alpha=0.5)        # doctest: +SKIP
+        >>> smac = HyperparameterOptimizationFacade(scenario, train,
+        ...                                         intensifier=intensifier)  # doctest: +SKIP
+        >>> incumbent = smac.optimize()                                  # doctest: +SKIP
+        >>> intensifier.pulls                                            # doctest: +SKIP
+        {'svc': 12, 'rf': 9, 'nb': 1}
+    """
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        alpha: float = 0.5,
+        burn_in: int = 0,
+        *,
+        selector: str | None = None,
+        policy: str = "MaxUCB",
+        n_initial: int | None = None,
+        max_consecutive_crashes: int | None = 5,
+        facade: type[AbstractFacade] = HyperparameterOptimizationFacade,
+        model_factory: Callable[[Scenario], AbstractModel] | None = None,
+        acquisition_function_factory: Callable[[Scenario], AbstractAcquisitionFunction]
+        | None = None,
+        acquisition_maximizer_factory: Callable[[Scenario], AbstractAcquisitionMaximizer]
+        | None = None,
+        runhistory_encoder_factory: Callable[[Scenario], AbstractRunHistoryEncoder] | None = None,
+        random_design_factory: Callable[[Scenario], AbstractRandomDesign] | None = None,
+        initial_design_factory: Callable[[Scenario], AbstractInitialDesign] | None = None,
+        max_incumbents: int = 10,
+        seed: int | None = None,
+    ) -> None:
+        if not isinstance(scenario, Scenario):
+            raise TypeError(f"scenario must be a smac.Scenario, got {type(scenario).__name__}")
+        if scenario.count_objectives() != 1:
+            raise ValueError("MaxUCBIntensifier supports single-objective scenarios only "
+                             f"(got objectives={scenario.objectives!r})")
+        if scenario.instances is not None:
+            raise ValueError("MaxUCBIntensifier does not support instances (scenario.instances "
+                             "must be None)")
+        if scenario.adaptive_capping:
+            raise ValueError("MaxUCBIntensifier does not support adaptive capping "
+                             "(scenario.adaptive_capping must be False)")
+        if policy not in POLICIES:
+            raise ValueError(f"policy must be one of {sorted(POLICIES)}, got {policy!r}")
+        if n_initial is not None and (isinstance(n_initial, bool) or not isinstance(n_initial, int)
+                                      or not 0 <= n_initial < scenario.n_trials):
+            raise ValueError("n_initial must be None or an int in [0, scenario.n_trials - 1] "
+                             f"= [0, {scenario.n_trials - 1}], got {n_initial!r}")
+        if max_consecutive_crashes is not None and (
+            isinstance(max_consecutive_crashes, bool)
+            or not isinstance(max_consecutive_crashes, int)
+            or max_consecutive_crashes < 1
+        ):
+            raise ValueError("max_consecutive_crashes must be None or an int >= 1, got "
+                             f"{max_consecutive_crashes!r}")
+        if not (isinstance(facade, type) and issubclass(facade, AbstractFacade)):
+            raise TypeError(f"facade must be a SMAC facade class, got {facade!r}")
+
+        self._cash: CashSpace = split_cash_space(scenario.configspace, selector)
+        self._policy_name = policy
+        self._policy_kwargs: dict[str, Any] = {"burn_in": burn_in}
+        if policy in _ALPHA_POLICIES:
+            self._policy_kwargs["alpha"] = alpha
+        elif alpha != 0.5:
+            raise ValueError(f"alpha is not a parameter of policy {policy!r}")
+        # validates alpha and burn_in with the core's messages
+        self._new_policy()
+        self._alpha = alpha
+        self._burn_in = burn_in
+        self._max_consecutive_crashes = max_consecutive_crashes
+        self._facade = facade
+        self._factories: dict[str, Factory | None] = {
+            "model": model_factory,
+            "acquisition_function": acquisition_function_factory,
+            "acquisition_maximizer": acquisition_maximizer_factory,
+            "runhistory_encoder": runhistory_encoder_factory,
+            "random_design": random_design_factory,
+            "initial_design": initial_design_factory,
+        }
+        k = self._cash.n_arms
+        self._n_initial = (
+            max(0, int(scenario.n_trials // (4 * k)) - 1) if n_initial is None else n_initial
+        )
+        # one Scenario per arm: the user's scenario on the arm subspace (never saved)
+        self._arm_scenarios = [
+            dataclasses.replace(scenario, configspace=sub) for sub in self._cash.subspaces
+        ]
+        super().__init__(
+            scenario=scenario,
+            n_seeds=None,
+            max_config_calls=1,
+            max_incumbents=max_incumbents,
+            seed=seed,
+        )
+
+    # ------------------------------------------------------------------ contract
+    @property
+    def uses_seeds(self) -> bool:
+        """True: every trial gets a seed (the same one for all trials, as in SMAC's intensifier
+        with ``deterministic=True``)."""
+        return True
+
+    @property
+    def uses_budgets(self) -> bool:
+        """False: CASH trials are full evaluations."""
+        return False
+
+    @property
+    def uses_instances(self) -> bool:
+        """False: instances are not supported."""
+        return False
+
+    @property
+    def uses_cutoffs(self) -> bool:
+        """True iff the scenario sets a ``runtime_cutoff`` (passed to the target as ``cutoff``)."""
+        return self._scenario.runtime_cutoff is not None
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """JSON-friendly description (part of SMAC's run name hash; deterministic)."""
+        meta = super().meta
+        meta.update(
+            {
+                "policy": self._policy_name,
+                "alpha": self._alpha,
+                "burn_in": self._burn_in,
+                "selector": self._cash.selector,
+                "arms": [str(a) for a in self._cash.arms],
+                "n_initial": self._n_initial,
+                "max_consecutive_crashes": self._max_consecutive_crashes,
+                "facade": self._facade.__name__,
+                "factories": {k: _name_of(f) for k, f in self._factories.items()},
+            }
+        )
+        return meta
+
+    # --------------------------------------------------------------- public facts
+    @property
+    def cash_space(self) -> CashSpace:
+        """The split CASH space (selector, arms, subspaces, joint <-> arm maps)."""
+        return self._cash
+
+    @property
+    def policy(self) -> IndexPolicy:
+        """The core bandit policy (its state is what ``get_state`` saves)."""
+        return self._policy
+
+    @property
+    def pulls(self) -> dict[Any, int]:
+        """Credited observations per arm value (crashed trials excluded)."""
+        return {a: n for a, n in zip(self._cash.arms, self._policy.n_pulls, strict=True)}
+
+    @property
+    def unavailable_arms(self) -> dict[Any, str]:
+        """Arms no longer pulled, with the reason (``"exhausted"`` or ``"crashed"``)."""
+        return {a: r for a, r in zip(self._cash.arms, self._unavailable, strict=True) if r}
+
+    def arm_of(self, config: Mapping[str, Any]) -> int:
+        """The arm index of a joint configuration (from its selector value)."""
+        return self._cash.arm_index(config)
+
+    # ---------------------------------------------------------------- state
+    def _new_policy(self) -> IndexPolicy:
+        return POLICIES[self._policy_name](self._cash.n_arms, **self._policy_kwargs)
+
+    def reset(self) -> None:
+        """Reset SMAC's bookkeeping, the bandit, the arms' availability and their HPO views."""
+        super().reset()
+        k = self._cash.n_arms
+        self._policy: IndexPolicy = self._new_policy()
+        self._unavailable: list[str | None] = [None] * k
+        self._crash_streak: list[int] = [0] * k
+        self._arm_rh: list[RunHistory] = [RunHistory() for _ in range(k)]
+        self._arm_hpo: list[_ArmHPO | None] = [None] * k
+
+    def get_state(self) -> dict[str, Any]:
+        """JSON state: policy state, unavailable arms, crash streaks, arms and selector."""
+        return {
+            "selector": self._cash.selector,
+            "arms": [str(a) for a in self._cash.arms],
+            "policy": self._policy.state_dict(),
+            "unavailable": list(self._unavailable),
+            "crash_streak": list(self._crash_streak),
+        }
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        """Restore :meth:`get_state` output (e.g. from ``intensifier.json`` on a restart).
+
+        Raises:
+            ValueError: the state belongs to another CASH space (selector or arms differ) or
+                another policy.
+        """
+        if not state:
+            return
+        arms = [str(a) for a in self._cash.arms]
+        if state.get("selector") != self._cash.selector or state.get("arms") != arms:
+            raise ValueError(
+                f"intensifier state is for selector {state.get('selector')!r} with arms "
+                f"{state.get('arms')}, not {self._cash.selector!r} with arms {arms}"
+            )
+        policy = policy_from_state_dict(state["policy"])
+        if policy.kind != self._policy_name:
+            raise ValueError(f"intensifier state holds policy {policy.kind!r}, "
+                             f"not {self._policy_name!r}")
+        self._policy = policy
+        self._unavailable = [r if r else None for r in state["unavailable"]]
+        self._crash_streak = [int(c) for c in state["crash_streak"]]
+
+    # ------------------------------------------------------------- results
+    def get_callback(self) -> Callback:
+        """SMAC's run-history callback (incumbent update) plus crediting the bandit."""
+        intensifier = self
+
+        class _MaxUCBCallback(Callback):
+            def on_tell_end(self, smbo: Any, info: TrialInfo, value: TrialValue) -> None:
+                arm = intensifier._cash.arm_index(info.config)  # ValueError for foreign configs
+                intensifier.update_incumbents(info.config)
+                intensifier._on_result(arm, info, value)
+
+        return _MaxUCBCallback()
+
+    def _mirror(self, arm: int, info: TrialInfo, value: TrialValue) -> None:
+        """Add a finished trial to the arm's run-history view (config mapped to the subspace)."""
+        _, arm_config = self._cash.to_arm(info.config)
+        arm_config.origin = info.config.origin
+        self._arm_rh[arm].add(
+            config=arm_config,
+            cost=value.cost,
+            time=value.time,
+            cpu_time=value.cpu_time,
+            status=value.status,
+            instance=info.instance,
+            seed=info.seed,
+            budget=info.budget,
+            starttime=value.starttime,
+            endtime=value.endtime,
+            additional_info=value.additional_info,
+            force_update=True,
+        )
+
+    def _on_result(self, arm: int, info: TrialInfo, value: TrialValue) -> None:
+        """Credit a told trial to ``arm``, the arm of its selector value (module docstring)."""
+        cost: Any = value.cost
+        finite = _finite(cost)
+        if value.status != StatusType.RUNNING and finite:
+            self._mirror(arm, info, value)
+        if value.status == StatusType.SUCCESS and finite:
+            self._policy.update(arm, float(cost))
+            self._crash_streak[arm] = 0
+            return
+        self._policy.cancel(arm)
+        self._crash_streak[arm] += 1
+        logger.info(
+            "trial of arm %r not credited (status %s, cost %r); %d uncredited in a row",
+            self._cash.arms[arm], StatusType(value.status).name, cost, self._crash_streak[arm],
+        )
+        limit = self._max_consecutive_crashes
+        if limit is not None and self._crash_streak[arm] >= limit and not self._unavailable[arm]:
+            self._unavailable[arm] = "crashed"
+            logger.warning("arm %r dropped after %d uncredited results in a row",
+                           self._cash.arms[arm], self._crash_streak[arm])
+
+    # -------------------------------------------------------------- per-arm HPO
+    def _component(self, kind: str, arm_scenario: Scenario) -> Any:
+        factory = self._factories[kind]
+        if factory is not None:
+            return factory(arm_scenario)
+        return getattr(self._facade, f"get_{kind}")(arm_scenario)
+
+    def _build_arm_hpo(self, arm: int) -> _ArmHPO:
+        """Wire one arm's ConfigSelector the way ``AbstractFacade._update_dependencies`` does."""
+        arm_scenario = self._arm_scenarios[arm]
+        arm_scenario.configspace.seed(self._scenario.seed + arm)
+        template = self._config_selector
+        selector = ConfigSelector(
+            arm_scenario,
+            retrain_after=template._retrain_after if template is not None else 8,
+            max_new_config_tries=template._max_new_config_tries if template is not None else 16,
+            min_trials=template._min_trials if template is not None else 1,
+        )
+        model = self._component("model", arm_scenario)
+        acquisition_function = self._component("acquisition_function", arm_scenario)
+        maximizer = self._component("acquisition_maximizer", arm_scenario)
+        encoder = self._component("runhistory_encoder", arm_scenario)
+        random_design = self._component("random_design", arm_scenario)
+        if self._factories["initial_design"] is not None:
+            inner: AbstractInitialDesign | None = self._component("initial_design", arm_scenario)
+        elif self._n_initial > 0:
+            get_design: Any = self._facade.get_initial_design
+            inner = get_design(arm_scenario, n_configs=self._n_initial)
+        else:
+            inner = None
+        encoder.runhistory = self._arm_rh[arm]
+        acquisition_function.model = model
+        maximizer.acquisition_function = acquisition_function
+        callbacks = template._callbacks if template is not None else []
+        selector._set_components(
+            initial_design=_DefaultFirstDesign(arm_scenario, inner),
+            runhistory=self._arm_rh[arm],
+            runhistory_encoder=encoder,
+            model=model,
+            acquisition_maximizer=maximizer,
+            acquisition_function=acquisition_function,
+            random_design=random_design,
+            callbacks=callbacks,
+        )
+        return _ArmHPO(selector)
+
+    def _sync_views(self) -> None:
+        """Rebuild the arms' run-history views from SMAC's run history (e.g. after a restart)."""
+        rh = self.runhistory
+        self._arm_rh = [RunHistory() for _ in range(self._cash.n_arms)]
+        self._arm_hpo = [None] * self._cash.n_arms
+        running = [0] * self._cash.n_arms
+        for key in rh:
+            value = rh[key]
+            config = rh.get_config(key.config_id)
+            arm = self._cash.arm_index(config)
+            if value.status == StatusType.RUNNING:
+                running[arm] += 1
+                continue
+            if not _finite(value.cost):
+                continue
+            info = TrialInfo(config, instance=key.instance, seed=key.seed, budget=key.budget)
+            self._mirror(arm, info, value)
+        # pending pulls without a running trial (e.g. asked before a crash of the process)
+        for arm in range(self._cash.n_arms):
+            while self._policy.pending[arm] > running[arm]:
+                self._policy.cancel(arm)
+            if self._cash.is_empty(arm) and self._arm_rh[arm].get_configs():
+                self._unavailable[arm] = self._unavailable[arm] or "exhausted"
+
+    def _next_arm_config(self, arm: int) -> Configuration | None:
+        """A configuration of arm ``arm`` not yet in SMAC's run history, or None (exhausted)."""
+        rh = self.runhistory
+        if self._cash.is_empty(arm):
+            config = self._cash.to_joint(arm, {}, origin="Arm without hyperparameters")
+            return None if rh.has_config(config) else config
+        hpo = self._arm_hpo[arm]
+        if hpo is None:
+            hpo = self._arm_hpo[arm] = self._build_arm_hpo(arm)
+        if hpo.generator is None:
+            hpo.generator = iter(hpo.selector)
+        tries = 0
+        max_tries = max(16, hpo.selector._max_new_config_tries)
+        while tries < max_tries:
+            try:
+                arm_config = next(hpo.generator)
+            except (StopIteration, ConfigurationSpaceExhaustedException):
+                return None
+            origin = f"MaxUCB arm {self._cash.arms[arm]!s}: {arm_config.origin}"
+            config = self._cash.to_joint(arm, arm_config, origin=origin)
+            if not rh.has_config(config):
+                return config
+            tries += 1
+        return None
+
+    def _select_arm(self) -> int | None:
+        """The policy's arm among the available ones (see module docstring), or None."""
+        available = [r is None for r in self._unavailable]
+        if not any(available):
+            return None
+        policy = self._policy
+        for _ in range(self._cash.n_arms * (policy.burn_in + 1) + 1):
+            arm = policy.select()
+            if available[arm]:
+                return arm
+            policy.cancel(arm)
+            if not policy.in_burn_in:
+                break
+        # the policy's own rule restricted to the available arms (not registered as pending)
+        idx = np.flatnonzero(available)
+        recorded = np.asarray(policy.n_pulls)[idx]
+        if recorded.min() == 0:
+            counts = recorded + np.asarray(policy.pending)[idx]
+            return int(idx[int(np.argmin(counts))])
+        return int(idx[int(np.nanargmax(policy.indices()[idx]))])
+
+    def __iter__(self) -> Iterator[TrialInfo]:
+        """Yield trials forever: MaxUCB picks the arm, the arm's HPO the configuration."""
+        self.__post_init__()
+        self._sync_views()
+        cutoff = self._scenario.runtime_cutoff
+        while True:
+            arm = self._select_arm()
+            if arm is None:
+                logger.warning("MaxUCBIntensifier: every arm is exhausted or dropped; stopping")
+                return
+            config = self._next_arm_config(arm)
+            if config is None:
+                self._policy.cancel(arm)
+                self._unavailable[arm] = "exhausted"
+                logger.info("arm %r is exhausted", self._cash.arms[arm])
+                continue
+            key = self.get_instance_seed_keys_of_interest()[0]
+            extra = {"cutoff": float(cutoff)} if cutoff is not None else {}
+            yield TrialInfo(config=config, instance=key.instance, seed=key.seed,
+                            additional_info=extra)

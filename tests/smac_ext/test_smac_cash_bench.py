@@ -1,0 +1,81 @@
+"""The uvp-bench CASH methods smac-maxucb / smac-combined drive real SMAC through the ledger."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from uvp_plugins.bench.context import RunContext
+from uvp_plugins.bench.problems.cash import CashProblem, SyntheticCash
+from uvp_plugins.bench.registry import get_method
+from uvp_plugins.space import FloatParam
+
+pytestmark = pytest.mark.smac
+
+
+class TinyCash(CashProblem):
+    """Two arms; 'bad' raises for x > 0.5 (a failing fit); 'nb' has no hyperparameters."""
+
+    name = "tiny-cash"
+
+    def __init__(self, arms: dict[str, list[Any]] | None = None) -> None:
+        self.task = "t"
+        self._set_arms(arms if arms is not None else {
+            "good": [FloatParam("x", 0.0, 1.0)],
+            "bad": [FloatParam("x", 0.0, 1.0)],
+            "nb": [],
+        })
+        self.calls: list[dict[str, Any]] = []
+
+    def _loss(self, arm: str, params: dict[str, Any]) -> float:
+        self.calls.append({"algorithm": arm, **params})
+        if arm == "bad" and params["x"] > 0.5:
+            raise RuntimeError("fit failed")
+        if arm == "nb":
+            return 0.4
+        return 0.1 + abs(params["x"] - 0.3) + (0.2 if arm == "bad" else 0.0)
+
+
+def test_methods_are_registered_for_cash_problems() -> None:
+    for name, kind in [("smac-maxucb", "ours"), ("smac-combined", "native"),
+                       ("smac-ucb", "ours"), ("smac-quantileucb", "ours"),
+                       ("smac-roundrobin", "ours")]:
+        spec = get_method(name)
+        assert spec.kind == kind and spec.problem_kinds == ("cash",)
+        assert spec.requires == ("smac",)
+
+
+@pytest.mark.parametrize("method", ["smac-maxucb", "smac-combined"])
+def test_every_trial_is_charged_to_the_ledger(method: str) -> None:
+    problem = SyntheticCash("2")
+    ctx = RunContext(problem, total_budget=14, seed=1)
+    get_method(method).run(ctx)
+    ledger = ctx.ledger
+    assert ledger.spent == 14 and ledger.n_evaluations == 14
+    trials = [p.trial for p in ledger.curve]
+    assert len(trials) == len(set(trials)) == 14  # one new trial per iteration
+    assert problem.optimum is not None and ledger.best >= problem.optimum
+    assert ledger.best == min(p.value for p in ledger.curve)
+
+
+def test_smac_maxucb_credits_arms_and_survives_crashing_fits() -> None:
+    problem = TinyCash()
+    ctx = RunContext(problem, total_budget=16, seed=0)
+    get_method("smac-maxucb").run(ctx)
+    assert ctx.ledger.spent == 16
+    arms = [c["algorithm"] for c in problem.calls]
+    assert arms[:3] == ["good", "bad", "nb"]  # initial round robin over the arms, in order
+    assert arms.count("nb") == 1  # the arm without hyperparameters is exhausted after one pull
+    assert arms.count("good") > arms.count("bad")  # MaxUCB concentrates on the better arm
+    # the ledger only records finite values: the crashed fits are paid but not scored
+    crashed = [c for c in problem.calls if c["algorithm"] == "bad" and c["x"] > 0.5]
+    assert len(ctx.ledger.curve) == 16 - len(crashed)
+
+
+def test_smac_maxucb_stops_when_every_arm_is_exhausted() -> None:
+    problem = TinyCash({"a": [], "b": []})
+    ctx = RunContext(problem, total_budget=10, seed=0)
+    get_method("smac-maxucb").run(ctx)
+    assert ctx.ledger.spent == 2  # two single-configuration arms, one evaluation each
+    assert [c["algorithm"] for c in problem.calls] == ["a", "b"]

@@ -1,0 +1,436 @@
+"""Max K-armed bandit policies for CASH: MaxUCB (Balef et al., Alg. 1 and E.1) and baselines.
+
+A policy chooses which *arm* (model class) gets the next hyperparameter-optimisation step
+(:meth:`select`) and is told the loss that step reached (:meth:`update`, lower is better).
+
+Conventions (from the paper and the authors' reference code ``amirbalef/CASH_with_Bandits``,
+``Bandits/policies/MaxUCB.py``; see ``shared/papers/README.md``):
+
+* **Rewards.** ``r = -loss``, min-max scaled to ``(0.01, 0.99)`` over *all* recorded observations
+  of *all* arms and rescaled after every update. When all recorded losses are equal the scaled
+  rewards are all ``0.01`` (scikit-learn's ``MinMaxScaler`` convention for a zero range).
+* **Time.** ``t = (number of recorded observations) + 1`` (plus pending pulls, see below).
+* **Initial phase.** Every arm is pulled once, round-robin in index order (Alg. 1, lines 2-4).
+* **Index.** MaxUCB: ``U_i = max_j r_ij + (alpha * ln t / n_i)^2`` (Alg. 1, line 7), default
+  ``alpha = 0.5`` (paper, Table D.5). Ties go to the lowest arm index (``numpy.argmax``).
+* **Burn-in** (Alg. E.1, ``burn_in = C``): the first ``C * K`` pulls are round-robin in index
+  order and their results are discarded; afterwards ``t`` restarts (it counts recorded
+  observations only) and the initial phase follows.
+
+Parallel use (several :meth:`select` calls before the results arrive) — deterministic rule:
+
+* A selected pull is *pending* until :meth:`update` (result) or :meth:`cancel` (crash, no
+  result) is called for that arm. Pending (non-burn-in) pulls count as pulls: ``n_i`` is the
+  number of recorded observations of arm ``i`` plus its pending pulls, and ``t`` is the number of
+  recorded observations plus all pending pulls plus 1. The maxima/means/quantiles use recorded
+  rewards only. Hence repeated selects spread over the arms like virtual pulls ("the result is on its
+  way"), and in sequential use (select, update, select, ...) nothing is ever pending at selection
+  time, so the choices are exactly Alg. 1.
+* While some arm has no recorded observation (initial phase), :meth:`select` returns the arm with
+  the fewest recorded-plus-pending pulls, ties to the lowest index: sequentially this is the
+  round-robin ``0, 1, ..., K-1`` of Alg. 1; in parallel it keeps cycling until results arrive.
+* Results are credited to the arm passed to :meth:`update`, so out-of-order arrival is fine. A
+  result for an arm without a pending pull (e.g. a result told without a select) is recorded as
+  a normal observation. During burn-in, a result for an arm with a pending *burn-in* pull is
+  discarded (per arm, so out-of-order burn-in results are discarded correctly); a cancelled
+  burn-in pull is not re-issued.
+
+Non-finite losses raise ``ValueError`` in :meth:`update`: a crashed or diverged trial must be
+reported with :meth:`cancel` (it then releases its pending pull and is never credited as a
+reward). Every policy's state is a JSON-serialisable dict (:meth:`state_dict`), restored with
+``Policy.from_state_dict(d)`` or :func:`policy_from_state_dict`.
+"""
+
+from __future__ import annotations
+
+import abc
+import math
+from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
+
+import numpy as np
+
+__all__ = [
+    "BanditPolicy",
+    "IndexPolicy",
+    "MaxUCB",
+    "UCB",
+    "QuantileUCB",
+    "RoundRobin",
+    "POLICIES",
+    "policy_from_state_dict",
+    "scale_rewards",
+]
+
+#: Range of the min-max scaled rewards (authors' code: ``MinMaxScaler(feature_range=(0.01, 0.99))``).
+REWARD_RANGE = (0.01, 0.99)
+
+_P = TypeVar("_P", bound="IndexPolicy")
+
+
+def scale_rewards(
+    losses: np.ndarray, low: float = REWARD_RANGE[0], high: float = REWARD_RANGE[1]
+) -> np.ndarray:
+    """Rewards ``-loss`` min-max scaled to ``[low, high]`` over all given losses.
+
+    The smallest loss maps to ``high`` and the largest to ``low``. A zero range (all losses
+    equal, or a single loss) maps every reward to ``low``, as scikit-learn's ``MinMaxScaler``
+    does in the authors' code.
+    """
+    r = -np.asarray(losses, dtype=float)
+    if r.size == 0:
+        return r
+    lo, hi = float(r.min()), float(r.max())
+    span = hi - lo
+    if span == 0.0:
+        return np.full(r.shape, low)
+    return low + (r - lo) * ((high - low) / span)
+
+
+@runtime_checkable
+class BanditPolicy(Protocol):
+    """What every arm-selection policy offers (lower loss is better)."""
+
+    n_arms: int
+
+    def select(self) -> int:
+        """The arm to pull next; records it as pending."""
+        ...
+
+    def update(self, arm: int, loss: float) -> None:
+        """Record the (finite) loss of a pull of ``arm``."""
+        ...
+
+    def cancel(self, arm: int) -> None:
+        """Release a pending pull of ``arm`` without a result (crash)."""
+        ...
+
+    def state_dict(self) -> dict[str, Any]:
+        """JSON-serialisable state."""
+        ...
+
+
+def _check_int(name: str, value: Any, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int >= {low}, got {value!r}")
+    if value < low:
+        raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
+    return int(value)
+
+
+def _check_nonneg_float(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a finite float >= 0, got {value!r}")
+    v = float(value)
+    if not math.isfinite(v) or v < 0:
+        raise ValueError(f"{name} must be a finite float >= 0, got {value!r}")
+    return v
+
+
+class IndexPolicy(abc.ABC):
+    """Shared bookkeeping of the policies: observations, pending pulls, burn-in, state.
+
+    Subclasses implement :meth:`_index` (the per-arm index once every arm has a recorded
+    observation); :meth:`select` takes the arg-max with ties to the lowest index.
+
+    Args:
+        n_arms: number of arms ``K >= 1``.
+        burn_in: burn-in rounds ``C >= 0`` (Alg. E.1): the first ``C*K`` pulls are round-robin
+            and their results discarded.
+        seed: kept for reproducible randomised policies; the policies here are deterministic.
+    """
+
+    #: name used in state dicts and by :func:`policy_from_state_dict`
+    kind: ClassVar[str] = "IndexPolicy"
+
+    def __init__(self, n_arms: int, burn_in: int = 0, seed: int | None = None) -> None:
+        self.n_arms = _check_int("n_arms", n_arms, 1)
+        self.burn_in = _check_int("burn_in", burn_in, 0)
+        if seed is not None:
+            seed = _check_int("seed", seed, 0)
+        self.seed = seed
+        #: recorded (arm, loss) pairs in arrival order
+        self._history: list[tuple[int, float]] = []
+        self._losses: list[list[float]] = [[] for _ in range(self.n_arms)]
+        self._pending = [0] * self.n_arms
+        self._burn_pending = [0] * self.n_arms
+        self._burn_issued = 0
+        self._burn_discarded: list[tuple[int, float]] = []
+
+    # ------------------------------------------------------------ parameters
+    def _params(self) -> dict[str, Any]:
+        return {"n_arms": self.n_arms, "burn_in": self.burn_in, "seed": self.seed}
+
+    # ----------------------------------------------------------------- facts
+    @property
+    def n_pulls(self) -> list[int]:
+        """Recorded observations per arm (burn-in results and pending pulls excluded)."""
+        return [len(x) for x in self._losses]
+
+    @property
+    def pending(self) -> list[int]:
+        """Pending (selected, not yet updated or cancelled) pulls per arm, burn-in included."""
+        return [p + q for p, q in zip(self._pending, self._burn_pending, strict=True)]
+
+    @property
+    def n_observations(self) -> int:
+        """Total number of recorded observations."""
+        return len(self._history)
+
+    @property
+    def in_burn_in(self) -> bool:
+        """True while the next :meth:`select` is a burn-in pull."""
+        return self._burn_issued < self.burn_in * self.n_arms
+
+    @property
+    def t(self) -> int:
+        """``t`` of the index: recorded observations + pending non-burn-in pulls + 1."""
+        return len(self._history) + sum(self._pending) + 1
+
+    def observations(self, arm: int) -> list[float]:
+        """The recorded losses of ``arm`` in arrival order."""
+        return list(self._losses[self._check_arm(arm)])
+
+    def history(self) -> list[tuple[int, float]]:
+        """All recorded ``(arm, loss)`` pairs in arrival order (burn-in results excluded)."""
+        return list(self._history)
+
+    def scaled_rewards(self) -> list[np.ndarray]:
+        """Per arm, the recorded rewards min-max scaled over all arms (see :func:`scale_rewards`)."""
+        if not self._history:
+            return [np.empty(0) for _ in range(self.n_arms)]
+        arms = np.fromiter((a for a, _ in self._history), dtype=np.int64, count=len(self._history))
+        scaled = scale_rewards(np.fromiter((x for _, x in self._history), dtype=float))
+        return [scaled[arms == i] for i in range(self.n_arms)]
+
+    def indices(self) -> np.ndarray:
+        """The current index ``U_i`` of every arm (NaN for arms without a recorded observation)."""
+        counts = np.array(self.n_pulls) + np.array(self._pending)
+        rewards = self.scaled_rewards()
+        out = np.full(self.n_arms, np.nan)
+        for i in range(self.n_arms):
+            if rewards[i].size:
+                out[i] = self._index(rewards[i], int(counts[i]), self.t)
+        return out
+
+    @abc.abstractmethod
+    def _index(self, rewards: np.ndarray, n: int, t: int) -> float:
+        """The index ``U_i`` of one arm from its scaled rewards, pull count ``n`` and time ``t``."""
+
+    # ---------------------------------------------------------------- policy
+    def _check_arm(self, arm: Any) -> int:
+        if isinstance(arm, bool) or not isinstance(arm, (int, np.integer)):
+            raise TypeError(f"arm must be an int in [0, {self.n_arms - 1}], got {arm!r}")
+        if not 0 <= arm < self.n_arms:
+            raise ValueError(f"arm must be an int in [0, {self.n_arms - 1}], got {arm!r}")
+        return int(arm)
+
+    def _choose(self) -> int:
+        counts = np.array(self.n_pulls) + np.array(self.pending)
+        if min(self.n_pulls) == 0:
+            # initial phase (Alg. 1 lines 2-4): fewest pulls (recorded + pending), lowest index
+            return int(np.argmin(counts))
+        return int(np.argmax(self.indices()))
+
+    def select(self) -> int:
+        """The arm to pull next (recorded as pending until :meth:`update` / :meth:`cancel`)."""
+        if self.in_burn_in:
+            arm = self._burn_issued % self.n_arms
+            self._burn_issued += 1
+            self._burn_pending[arm] += 1
+            return arm
+        arm = self._choose()
+        self._pending[arm] += 1
+        return arm
+
+    def update(self, arm: int, loss: float) -> None:
+        """Record ``loss`` (lower is better) of a pull of ``arm``.
+
+        Raises:
+            TypeError / ValueError: ``arm`` not an int in ``[0, K-1]``; ``loss`` not a finite
+                number (report crashed trials with :meth:`cancel` instead).
+        """
+        arm = self._check_arm(arm)
+        if isinstance(loss, bool) or not isinstance(loss, (int, float, np.integer, np.floating)):
+            raise TypeError(f"loss must be a finite float, got {loss!r}")
+        value = float(loss)
+        if not math.isfinite(value):
+            raise ValueError(
+                f"loss must be finite, got {loss!r} for arm {arm}; report crashed trials with "
+                "cancel(arm) so they are not credited as rewards"
+            )
+        if self._burn_pending[arm] > 0:
+            self._burn_pending[arm] -= 1
+            self._burn_discarded.append((arm, value))
+            return
+        if self._pending[arm] > 0:
+            self._pending[arm] -= 1
+        self._history.append((arm, value))
+        self._losses[arm].append(value)
+
+    def cancel(self, arm: int) -> None:
+        """Release one pending pull of ``arm`` without a result (a crashed trial is not credited).
+
+        Burn-in pulls are released first; cancelling an arm with nothing pending is a no-op.
+        """
+        arm = self._check_arm(arm)
+        if self._burn_pending[arm] > 0:
+            self._burn_pending[arm] -= 1
+        elif self._pending[arm] > 0:
+            self._pending[arm] -= 1
+
+    # ----------------------------------------------------------------- state
+    def state_dict(self) -> dict[str, Any]:
+        """JSON-serialisable state (parameters, recorded history, pending pulls, burn-in)."""
+        return {
+            "type": self.kind,
+            "version": 1,
+            "params": self._params(),
+            "history": [[a, x] for a, x in self._history],
+            "pending": list(self._pending),
+            "burn_pending": list(self._burn_pending),
+            "burn_issued": self._burn_issued,
+            "burn_discarded": [[a, x] for a, x in self._burn_discarded],
+        }
+
+    @classmethod
+    def from_state_dict(cls: type[_P], state: dict[str, Any]) -> _P:
+        """Rebuild a policy from :meth:`state_dict` output (the ``type`` must match ``cls``)."""
+        if state.get("type") != cls.kind:
+            raise ValueError(f"state is for policy {state.get('type')!r}, not {cls.kind!r}")
+        if state.get("version") != 1:
+            raise ValueError(f"unsupported state version {state.get('version')!r} (expected 1)")
+        obj = cls(**state["params"])
+        for a, x in state["history"]:
+            arm = obj._check_arm(int(a))
+            obj._history.append((arm, float(x)))
+            obj._losses[arm].append(float(x))
+        obj._pending = [int(p) for p in state["pending"]]
+        obj._burn_pending = [int(p) for p in state["burn_pending"]]
+        if len(obj._pending) != obj.n_arms or len(obj._burn_pending) != obj.n_arms:
+            raise ValueError("state: pending lists must have n_arms entries")
+        obj._burn_issued = int(state["burn_issued"])
+        obj._burn_discarded = [(int(a), float(x)) for a, x in state["burn_discarded"]]
+        return obj
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={v!r}" for k, v in self._params().items())
+        return f"{type(self).__name__}({params})"
+
+
+class MaxUCB(IndexPolicy):
+    """MaxUCB (Balef, Vernade, Eggensperger: *Put CASH on Bandits*, Alg. 1; burn-in Alg. E.1).
+
+    Index ``U_i = max_j r_ij + (alpha * ln(t) / n_i)^2`` on rewards ``r = -loss`` min-max scaled
+    to (0.01, 0.99) over all observations; see the module docstring for ``t``, ties, burn-in and
+    parallel (pending) pulls.
+
+    Args:
+        n_arms: number of arms (model classes) ``K >= 1``.
+        alpha: exploration parameter ``alpha >= 0`` (paper default 0.5 for rewards in [0, 1]).
+        burn_in: burn-in rounds ``C >= 0`` (Alg. E.1; 0 = plain Alg. 1).
+        seed: accepted for a uniform interface; MaxUCB is deterministic.
+
+    Example:
+        >>> b = MaxUCB(2)
+        >>> b.update(b.select(), 0.3); b.update(b.select(), 0.1)
+        >>> b.select()  # arm 1 has the higher max reward, equal bonus
+        1
+    """
+
+    kind: ClassVar[str] = "MaxUCB"
+
+    def __init__(
+        self, n_arms: int, alpha: float = 0.5, burn_in: int = 0, seed: int | None = None
+    ) -> None:
+        self.alpha = _check_nonneg_float("alpha", alpha)
+        super().__init__(n_arms, burn_in=burn_in, seed=seed)
+
+    def _params(self) -> dict[str, Any]:
+        return {**super()._params(), "alpha": self.alpha}
+
+    def _index(self, rewards: np.ndarray, n: int, t: int) -> float:
+        return float(rewards.max()) + (self.alpha * math.log(t) / n) ** 2
+
+
+class UCB(IndexPolicy):
+    """Classic UCB1 (Auer, 2002) on the same scaled rewards: ``mean_i + sqrt(alpha ln t / n_i)``.
+
+    The paper's baseline (Table D.5: ``alpha = 0.5``); same initial phase, ties, burn-in and
+    pending-pull conventions as :class:`MaxUCB`.
+    """
+
+    kind: ClassVar[str] = "UCB"
+
+    def __init__(
+        self, n_arms: int, alpha: float = 0.5, burn_in: int = 0, seed: int | None = None
+    ) -> None:
+        self.alpha = _check_nonneg_float("alpha", alpha)
+        super().__init__(n_arms, burn_in=burn_in, seed=seed)
+
+    def _params(self) -> dict[str, Any]:
+        return {**super()._params(), "alpha": self.alpha}
+
+    def _index(self, rewards: np.ndarray, n: int, t: int) -> float:
+        return float(rewards.mean()) + math.sqrt(self.alpha * math.log(t) / n)
+
+
+class QuantileUCB(IndexPolicy):
+    """Quantile UCB (Balef et al., 2024; paper Table D.5: ``alpha = 0.5``, ``tau = 0.95``).
+
+    Index ``q_tau(r_i) + sqrt(alpha ln t / n_i)`` with the empirical ``tau``-quantile (linear
+    interpolation, ``numpy.quantile``) of the arm's scaled rewards; conventions as :class:`MaxUCB`.
+    """
+
+    kind: ClassVar[str] = "QuantileUCB"
+
+    def __init__(
+        self,
+        n_arms: int,
+        alpha: float = 0.5,
+        tau: float = 0.95,
+        burn_in: int = 0,
+        seed: int | None = None,
+    ) -> None:
+        self.alpha = _check_nonneg_float("alpha", alpha)
+        t = _check_nonneg_float("tau", tau)
+        if t > 1.0:
+            raise ValueError(f"tau must be a float in [0, 1], got {tau!r}")
+        self.tau = t
+        super().__init__(n_arms, burn_in=burn_in, seed=seed)
+
+    def _params(self) -> dict[str, Any]:
+        return {**super()._params(), "alpha": self.alpha, "tau": self.tau}
+
+    def _index(self, rewards: np.ndarray, n: int, t: int) -> float:
+        return float(np.quantile(rewards, self.tau)) + math.sqrt(self.alpha * math.log(t) / n)
+
+
+class RoundRobin(IndexPolicy):
+    """Uniform allocation: arms in turn ``0, 1, ..., K-1, 0, ...`` by number of selections.
+
+    With pending pulls the next arm is the one with the fewest recorded-plus-pending pulls (ties
+    to the lowest index), which in sequential use is exactly the cycle.
+    """
+
+    kind: ClassVar[str] = "RoundRobin"
+
+    def _choose(self) -> int:
+        counts = np.array(self.n_pulls) + np.array(self.pending)
+        return int(np.argmin(counts))
+
+    def _index(self, rewards: np.ndarray, n: int, t: int) -> float:
+        return -float(n)
+
+
+#: policy classes by their state-dict ``type``
+POLICIES: dict[str, type[IndexPolicy]] = {
+    cls.kind: cls for cls in (MaxUCB, UCB, QuantileUCB, RoundRobin)
+}
+
+
+def policy_from_state_dict(state: dict[str, Any]) -> IndexPolicy:
+    """Rebuild any policy of this module from its :meth:`~IndexPolicy.state_dict`."""
+    kind = state.get("type")
+    if kind not in POLICIES:
+        raise ValueError(f"unknown policy type {kind!r}; known: {', '.join(POLICIES)}")
+    return POLICIES[kind].from_state_dict(state)

@@ -1,0 +1,175 @@
+"""CASH benchmark methods through SMAC3: ``smac-maxucb`` (ours) and ``smac-combined`` (native).
+
+Both drive SMAC's ``HyperparameterOptimizationFacade`` with ask/tell on the CASH ConfigSpace of a
+:class:`~uvp_plugins.bench.problems.cash.CashProblem` (selector ``"algorithm"`` with every arm's
+parameters conditioned on it, built by :func:`smac_ext.cash_configspace`), so the harness's
+ledger stays in control: trial ``n`` is charged with ``ctx.evaluate(("smac", n), config, 1)``
+(one HPO iteration), and a run lasts ``T = ctx.total_budget`` iterations (the scenario's
+``n_trials``, which also sizes SMAC's initial designs).
+
+* ``smac-maxucb``: :class:`smac_ext.MaxUCBIntensifier` (alpha = 0.5, no burn-in): MaxUCB picks
+  the model class, each class runs SMAC's random-forest HPO on its own subspace (Balef et al.,
+  *Put CASH on Bandits*, Alg. 1).
+* ``smac-combined``: SMAC's own facade on the joint conditional space (the paper's "combined
+  search" baseline with SMAC).
+* ``smac-ucb``, ``smac-quantileucb``, ``smac-roundrobin``: the paper's bandit baselines on the
+  same per-arm SMAC HPO (the intensifier with ``policy=...``).
+
+Losses are told as costs (``cost = -sign * value``). A failing evaluation (an exception of the
+problem other than ``BudgetExhausted``) is told as ``StatusType.CRASHED`` with the worst cost told
+so far (1.0 before any), a finite crash cost so that SMAC's surrogates can learn from it (an
+infinite cost makes SMAC's random forest fail); the bandit never credits it. The time spent in
+``ask`` (SMAC's model fits and acquisition optimisation) is the harness's overhead (wall time
+minus evaluation time); no extra bookkeeping is needed. SMAC writes its output into a temporary
+directory that is removed after the run.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from uvp_plugins.bench.context import RunContext
+from uvp_plugins.bench.ledger import BudgetExhausted
+from uvp_plugins.bench.registry import register_method
+
+__all__ = ["run_smac_cash"]
+
+
+def _cash_configspace(ctx: RunContext) -> Any:
+    from smac_ext import cash_configspace
+
+    problem: Any = ctx.problem
+    for attr in ("arms", "arm_spaces", "selector"):
+        if not hasattr(problem, attr):
+            raise TypeError(
+                f"problem {problem.name!r} is not a CASH problem (it has no {attr!r}); the smac "
+                "CASH methods need a CashProblem (problem kind 'cash')"
+            )
+    # CashProblem parameter names are already prefixed with the arm ("svc:C")
+    return cash_configspace(
+        problem.arm_spaces, selector=problem.selector, arms=problem.arms, seed=ctx.seed, prefix=False
+    )
+
+
+def run_smac_cash(ctx: RunContext, policy: str | None = "MaxUCB", alpha: float = 0.5) -> None:
+    """One run: SMAC HPO facade with the bandit intensifier (``policy``) or without (``None``).
+
+    Args:
+        ctx: the run context of a CASH problem.
+        policy: a policy of :mod:`uvp_plugins.bandits` for :class:`smac_ext.MaxUCBIntensifier`,
+            or ``None`` for SMAC's own intensifier on the joint space (combined search).
+        alpha: the policy's exploration parameter (ignored by ``"RoundRobin"``).
+    """
+    import logging
+
+    from smac import HyperparameterOptimizationFacade, Scenario
+    from smac.runhistory.dataclasses import TrialValue
+    from smac.runhistory.enumerations import StatusType
+
+    from smac_ext import MaxUCBIntensifier, plain_config
+
+    logging.getLogger("smac").setLevel(logging.ERROR)
+    configspace = _cash_configspace(ctx)
+    n_trials = max(1, int(ctx.total_budget))
+    sign = ctx.problem.sign
+    with tempfile.TemporaryDirectory(prefix="uvp-bench-smac-cash-") as out:
+        scenario = Scenario(
+            configspace,
+            deterministic=True,
+            n_trials=n_trials,
+            seed=ctx.seed,
+            output_directory=Path(out),
+        )
+        intensifier: Any = None
+        if policy is not None:
+            kwargs: dict[str, Any] = {"policy": policy}
+            if policy != "RoundRobin":
+                kwargs["alpha"] = alpha
+            intensifier = MaxUCBIntensifier(scenario, **kwargs)
+
+        def target(config: Any, seed: int = 0) -> float:
+            raise RuntimeError("the benchmark drives SMAC through ask/tell")
+
+        smac = HyperparameterOptimizationFacade(
+            scenario, target, intensifier=intensifier, overwrite=True, logging_level=40
+        )
+        n = 0
+        worst = None  # the worst cost told so far: the cost of a crashed trial
+        try:
+            while not ctx.exhausted:
+                try:
+                    info = smac.ask()
+                except StopIteration:  # every arm exhausted (finite spaces)
+                    return
+                try:
+                    value = ctx.evaluate(("smac", n), plain_config(info.config), 1)
+                except BudgetExhausted:
+                    raise
+                except Exception as exc:  # a failing model fit: a crashed trial
+                    crash_cost = 1.0 if worst is None else worst
+                    smac.tell(info, TrialValue(cost=crash_cost, status=StatusType.CRASHED,
+                                               additional_info={"error": repr(exc)}))
+                else:
+                    cost = -sign * value
+                    worst = cost if worst is None else max(worst, cost)
+                    smac.tell(info, TrialValue(cost=cost))
+                n += 1
+        except BudgetExhausted:
+            return
+
+
+@register_method(
+    "smac-maxucb",
+    "MaxUCB intensifier (alpha=0.5) over per-model SMAC RF HPO (smac_ext.MaxUCBIntensifier)",
+    requires=("smac",),
+    kind="ours",
+    problem_kinds=("cash",),
+)
+def _run_maxucb(ctx: RunContext) -> None:
+    run_smac_cash(ctx, policy="MaxUCB")
+
+
+@register_method(
+    "smac-combined",
+    "SMAC3 HyperparameterOptimizationFacade (RF + EI) on the joint conditional CASH space",
+    requires=("smac",),
+    kind="native",
+    problem_kinds=("cash",),
+)
+def _run_combined(ctx: RunContext) -> None:
+    run_smac_cash(ctx, policy=None)
+
+
+@register_method(
+    "smac-ucb",
+    "UCB (alpha=0.5) over per-model SMAC RF HPO (paper baseline, smac_ext intensifier)",
+    requires=("smac",),
+    kind="ours",
+    problem_kinds=("cash",),
+)
+def _run_ucb(ctx: RunContext) -> None:
+    run_smac_cash(ctx, policy="UCB")
+
+
+@register_method(
+    "smac-quantileucb",
+    "Quantile-UCB (alpha=0.5, tau=0.95) over per-model SMAC RF HPO (paper baseline)",
+    requires=("smac",),
+    kind="ours",
+    problem_kinds=("cash",),
+)
+def _run_quantile_ucb(ctx: RunContext) -> None:
+    run_smac_cash(ctx, policy="QuantileUCB")
+
+
+@register_method(
+    "smac-roundrobin",
+    "Round-robin arm allocation over per-model SMAC RF HPO (paper baseline)",
+    requires=("smac",),
+    kind="ours",
+    problem_kinds=("cash",),
+)
+def _run_round_robin(ctx: RunContext) -> None:
+    run_smac_cash(ctx, policy="RoundRobin")
