@@ -1,0 +1,371 @@
+"""Core tests of the Tobit-loss neural ensemble (uvp_plugins.censored)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from uvp_plugins.censored import (
+    MLPEnsembleNet,
+    TobitEnsemble,
+    censor_nonfinite,
+    gaussian_nll,
+    inverse_mills_ratio,
+    schmee_hahn_fit,
+    tobit_nll,
+    tobit_nll_grad,
+    truncated_normal_mean,
+)
+
+HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
+
+
+# ---------------------------------------------------------------- loss
+
+
+def test_tobit_nll_hand_computed_values() -> None:
+    # uncensored: log(sigma) + z^2/2 + log(2 pi)/2 with z = (1 - 0) / 2
+    assert tobit_nll([1.0], [0.0], [2.0], [False]) == pytest.approx(
+        math.log(2.0) + 0.125 + HALF_LOG_2PI, rel=1e-12
+    )
+    # censored: -log(1 - Phi(0.5)) = -log(erfc(0.5 / sqrt 2) / 2)
+    assert tobit_nll([1.0], [0.0], [2.0], [True]) == pytest.approx(
+        -math.log(0.5 * math.erfc(0.5 / math.sqrt(2.0))), rel=1e-12
+    )
+    # censored exactly at the mean: -log(1/2)
+    assert tobit_nll([3.0], [3.0], [0.7], [True]) == pytest.approx(math.log(2.0), rel=1e-12)
+    # Eq. 4 sums the two kinds of terms
+    total = tobit_nll([1.0, 1.0], [0.0, 0.0], [2.0, 2.0], [False, True])
+    parts = tobit_nll([1.0, 1.0], [0.0, 0.0], [2.0, 2.0], [False, True], reduction="none")
+    assert isinstance(parts, np.ndarray) and total == pytest.approx(parts.sum())
+
+
+def test_tobit_nll_is_stable_far_in_the_tails() -> None:
+    # a censored value 40 sigmas above the mean: 1 - Phi(40) underflows in double precision
+    value = tobit_nll([40.0], [0.0], [1.0], [True])
+    assert np.isfinite(value) and value > 800.0
+    # far below the mean the censored term vanishes
+    assert tobit_nll([-40.0], [0.0], [1.0], [True]) == pytest.approx(0.0, abs=1e-12)
+    assert np.isfinite(inverse_mills_ratio(np.array([-40.0, 0.0, 40.0]))).all()
+
+
+def test_tobit_without_censoring_is_the_gaussian_nll() -> None:
+    rng = np.random.default_rng(1)
+    y, mu = rng.normal(size=50), rng.normal(size=50)
+    sigma = rng.uniform(0.2, 3.0, size=50)
+    expected = -stats.norm.logpdf(y, loc=mu, scale=sigma).sum()
+    assert tobit_nll(y, mu, sigma, np.zeros(50, dtype=bool)) == pytest.approx(expected, rel=1e-10)
+    assert tobit_nll(y, mu, sigma, None) == pytest.approx(expected, rel=1e-10)
+    assert gaussian_nll(y, mu, sigma) == pytest.approx(expected, rel=1e-10)
+    # with censoring the likelihood of the censored rows uses the survival function instead
+    c = y > 0.5
+    mixed = -(stats.norm.logpdf(y, mu, sigma)[~c].sum() + stats.norm.logsf(y, mu, sigma)[c].sum())
+    assert tobit_nll(y, mu, sigma, c) == pytest.approx(mixed, rel=1e-10)
+
+
+@pytest.mark.parametrize("censored", [False, True])
+def test_tobit_gradient_matches_finite_differences(censored: bool) -> None:
+    rng = np.random.default_rng(2)
+    n = 40
+    y = rng.normal(size=n) * 3
+    mu = rng.normal(size=n)
+    sigma = rng.uniform(0.3, 2.0, size=n)
+    c = np.full(n, censored)
+    c[::3] = not censored  # a mix of both kinds
+    dmu, dsigma = tobit_nll_grad(y, mu, sigma, c)
+    eps = 1e-6
+    for i in range(n):
+        e = np.zeros(n)
+        e[i] = eps
+        fd_mu = (tobit_nll(y, mu + e, sigma, c) - tobit_nll(y, mu - e, sigma, c)) / (2 * eps)
+        fd_sigma = (tobit_nll(y, mu, sigma + e, c) - tobit_nll(y, mu, sigma - e, c)) / (2 * eps)
+        assert dmu[i] == pytest.approx(fd_mu, rel=1e-5, abs=1e-7)
+        assert dsigma[i] == pytest.approx(fd_sigma, rel=1e-5, abs=1e-7)
+
+
+def test_tobit_loss_input_errors() -> None:
+    with pytest.raises(ValueError, match="sigma"):
+        tobit_nll([1.0], [0.0], [0.0], [False])
+    with pytest.raises(TypeError, match="censored"):
+        tobit_nll([1.0], [0.0], [1.0], [0.5])
+    with pytest.raises(ValueError, match="reduction"):
+        tobit_nll([1.0], [0.0], [1.0], [False], reduction="max")  # type: ignore[arg-type]
+
+
+def test_truncated_normal_mean_matches_scipy_and_respects_the_bound() -> None:
+    mu = np.array([0.0, 1.0, -2.0, 5.0])
+    sd = np.array([1.0, 0.5, 2.0, 0.1])
+    lower = np.array([0.5, 0.0, 10.0, 4.0])
+    a = (lower - mu) / sd
+    expected = stats.truncnorm.mean(a, np.inf, loc=mu, scale=sd)
+    got = truncated_normal_mean(mu, sd, lower)
+    np.testing.assert_allclose(got, expected, rtol=1e-8)
+    assert np.all(got >= lower)
+
+
+def test_censor_nonfinite() -> None:
+    y, c = censor_nonfinite([1.0, np.inf, 3.0, np.nan], [False, False, True, False])
+    np.testing.assert_array_equal(y, [1.0, 3.0, 3.0, 3.0])
+    np.testing.assert_array_equal(c, [False, True, True, True])
+    y, c = censor_nonfinite([1.0, np.inf], None, cap=10.0)
+    np.testing.assert_array_equal(y, [1.0, 10.0])
+    assert c.tolist() == [False, True]
+    with pytest.raises(ValueError, match="length"):
+        censor_nonfinite([1.0, 2.0], [True])
+
+
+# ---------------------------------------------------------------- network
+
+
+def test_backprop_matches_finite_differences() -> None:
+    rng = np.random.default_rng(3)
+    net = MLPEnsembleNet(3, 4, (6, 5), rng, dtype=np.float64)
+    net.theta[...] = rng.normal(0, 0.5, size=net.theta.size)  # non-trivial biases too
+    X = rng.uniform(size=(7, 4))
+    weights = rng.normal(size=(3, 7, 2))
+
+    def objective() -> float:
+        out, _ = net.forward(X)
+        return float(np.sum(weights * out))
+
+    out, acts = net.forward(X)
+    net.backward(X, acts, weights)
+    analytic = net.grad.copy()
+    eps = 1e-6
+    for k in rng.choice(net.theta.size, size=60, replace=False):
+        old = net.theta[k]
+        net.theta[k] = old + eps
+        up = objective()
+        net.theta[k] = old - eps
+        down = objective()
+        net.theta[k] = old
+        assert analytic[k] == pytest.approx((up - down) / (2 * eps), rel=1e-5, abs=1e-8)
+
+
+# ---------------------------------------------------------------- ensemble
+
+
+def _capped_data(n: int = 150, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A smooth 2-d function observed with noise and capped at its 50th percentile."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n, 2))
+    f = 4.0 * X[:, 0] + 2.0 * np.sin(3.0 * X[:, 1])
+    y = f + 0.1 * rng.normal(size=n)
+    cap = float(np.percentile(y, 50))
+    censored = y > cap
+    return X, np.minimum(y, cap), censored, f
+
+
+def test_censored_predictions_exceed_the_cap_only_with_the_tobit_loss() -> None:
+    X, y, censored, f = _capped_data()
+    kw: dict[str, Any] = dict(n_members=3, n_steps=300, seed=0)
+    tobit = TobitEnsemble(loss="tobit", **kw).fit(X, y, censored)
+    ignore = TobitEnsemble(loss="gaussian", **kw).fit(X, y, censored)
+    gap_tobit = tobit.predict(X[censored])[0] - y[censored]
+    gap_ignore = ignore.predict(X[censored])[0] - y[censored]
+    assert gap_tobit.mean() > 0.0  # above the censoring value on average
+    assert gap_ignore.mean() < 0.0  # a model ignoring censoring predicts below it
+    # and the Tobit model is closer to the true function on the censored region
+    err_t = np.abs(tobit.predict(X[censored])[0] - f[censored]).mean()
+    err_i = np.abs(ignore.predict(X[censored])[0] - f[censored]).mean()
+    assert err_t < err_i
+
+
+def test_eq5_mean_and_variance_of_the_members() -> None:
+    X, y, censored, _ = _capped_data(60)
+    model = TobitEnsemble(n_members=4, n_steps=50, seed=1).fit(X, y, censored)
+    members = model.predict_members(X[:10])
+    mean, var = model.predict(X[:10])
+    assert members.shape == (4, 10)
+    np.testing.assert_allclose(mean, members.mean(axis=0))
+    np.testing.assert_allclose(var, ((members - mean) ** 2).mean(axis=0))
+    assert np.all(var > 0)
+    single = TobitEnsemble(n_members=1, n_steps=50, seed=1).fit(X, y, censored)
+    assert np.all(single.predict(X[:10])[1] == 0.0)
+    assert np.all(model.predict_noise(X[:10]) > 0)
+
+
+def test_thompson_sample_is_one_members_mean_function() -> None:
+    X, y, censored, _ = _capped_data(60)
+    model = TobitEnsemble(n_members=3, n_steps=50, seed=2).fit(X, y, censored)
+    members = model.predict_members(X)
+    draws = set()
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        sample = model.sample_thompson(X, rng)
+        match = [m for m in range(3) if np.allclose(sample, members[m])]
+        assert len(match) == 1
+        draws.add(match[0])
+    assert len(draws) > 1
+
+
+def test_seeds_make_fits_reproducible() -> None:
+    X, y, censored, _ = _capped_data(80)
+    a = TobitEnsemble(n_members=2, n_steps=80, seed=5).fit(X, y, censored).predict(X)
+    b = TobitEnsemble(n_members=2, n_steps=80, seed=5).fit(X, y, censored).predict(X)
+    c = TobitEnsemble(n_members=2, n_steps=80, seed=6).fit(X, y, censored).predict(X)
+    np.testing.assert_array_equal(a[0], b[0])
+    np.testing.assert_array_equal(a[1], b[1])
+    assert not np.allclose(a[0], c[0])
+    # mini-batch training is reproducible too
+    kw: dict[str, Any] = dict(n_members=2, n_steps=40, batch_size=16, seed=5)
+    d = TobitEnsemble(**kw).fit(X, y, censored).predict(X)[0]
+    e = TobitEnsemble(**kw).fit(X, y, censored).predict(X)[0]
+    np.testing.assert_array_equal(d, e)
+
+
+def test_log_y_models_the_log_of_positive_targets() -> None:
+    X, y, censored, _ = _capped_data(80)
+    runtime = np.exp(y)
+    model = TobitEnsemble(n_members=2, n_steps=300, seed=0, log_y=True).fit(X, runtime, censored)
+    mean, _ = model.predict(X)
+    # predictions are in log space, close to log(runtime) on the uncensored rows
+    assert np.abs(mean[~censored] - y[~censored]).mean() < 0.3
+    # and fitting log(runtime) directly gives the same model
+    direct = TobitEnsemble(n_members=2, n_steps=300, seed=0).fit(X, y, censored)
+    np.testing.assert_allclose(direct.predict(X)[0], mean, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(model.predict_median(X), np.exp(mean))
+    with pytest.raises(ValueError, match="> 0"):
+        TobitEnsemble(log_y=True).fit(X, y - 10.0, censored)
+
+
+def test_inputs_are_scaled_by_the_model() -> None:
+    X, y, censored, _ = _capped_data(60)
+    kw: dict[str, Any] = dict(n_members=2, n_steps=60, seed=0)
+    a = TobitEnsemble(**kw).fit(X, y, censored).predict(X)[0]
+    b = TobitEnsemble(**kw).fit(100.0 * X - 7.0, y, censored).predict(100.0 * X - 7.0)[0]
+    np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
+    bounded = TobitEnsemble(input_bounds=([0.0, 0.0], [1.0, 1.0]), **kw).fit(X, y, censored)
+    assert bounded.predict(X)[0].shape == (60,)
+    with pytest.raises(ValueError, match="input_bounds"):
+        TobitEnsemble(input_bounds=([0.0], [1.0]), **kw).fit(X, y, censored)
+
+
+def test_schmee_hahn_imputation_lifts_censored_predictions() -> None:
+    X, y, censored, _ = _capped_data()
+    kw: dict[str, Any] = dict(n_members=2, n_steps=200, seed=0)
+    sh = schmee_hahn_fit(X, y, censored, n_iter=3, **kw)
+    ignore = TobitEnsemble(loss="gaussian", **kw).fit(X, y, censored)
+    assert sh.loss == "gaussian"
+    assert sh.predict(X[censored])[0].mean() > ignore.predict(X[censored])[0].mean()
+    with pytest.raises(ValueError, match="n_iter"):
+        schmee_hahn_fit(X, y, censored, n_iter=0)
+
+
+# ---------------------------------------------------------------- bad input
+
+
+def test_bad_targets_and_flags_raise_clear_errors() -> None:
+    X, y, censored, _ = _capped_data(20)
+    model = TobitEnsemble(n_members=1, n_steps=5)
+    for bad in (np.nan, np.inf, -np.inf):
+        y_bad = y.copy()
+        y_bad[3] = bad
+        with pytest.raises(ValueError, match="NaN or inf"):
+            model.fit(X, y_bad, censored)
+    with pytest.raises(ValueError, match="censored must be a 1-d boolean array of length 20"):
+        model.fit(X, y, censored[:-1])
+    with pytest.raises(TypeError, match="censored"):
+        model.fit(X, y, np.full(20, 0.5))
+    with pytest.raises(ValueError, match="length 20"):
+        model.fit(X, y[:-1], censored)
+    X_bad = X.copy()
+    X_bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="impute"):
+        model.fit(X_bad, y, censored)
+    with pytest.raises(ValueError, match="2-d"):
+        model.fit(X[:, 0], y, censored)
+    with pytest.raises(RuntimeError, match="not fitted"):
+        TobitEnsemble().predict(X)
+    fitted = TobitEnsemble(n_members=1, n_steps=5).fit(X, y, censored)
+    with pytest.raises(ValueError, match="features"):
+        fitted.predict(np.zeros((2, 3)))
+
+
+def test_all_censored_raises_or_falls_back_as_documented() -> None:
+    X, y, _, _ = _capped_data(20)
+    all_c = np.ones(20, dtype=bool)
+    with pytest.raises(ValueError, match="all observations are censored"):
+        TobitEnsemble(n_members=1, n_steps=5).fit(X, y, all_c)
+    with pytest.warns(RuntimeWarning, match="all observations are censored"):
+        model = TobitEnsemble(n_members=1, n_steps=50, all_censored="gaussian").fit(X, y, all_c)
+    assert np.all(np.isfinite(model.predict(X)[0]))
+    # the Gaussian baseline ignores flags and never complains
+    TobitEnsemble(n_members=1, n_steps=5, loss="gaussian").fit(X, y, all_c)
+
+
+def test_a_single_observation_is_fitted() -> None:
+    model = TobitEnsemble(n_members=2, n_steps=100, seed=0).fit([[0.3, 0.7]], [2.5], [False])
+    mean, var = model.predict([[0.3, 0.7]])
+    assert mean[0] == pytest.approx(2.5, abs=0.2)
+    assert np.isfinite(var).all()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"n_members": 0}, "n_members"),
+        ({"n_steps": -1}, "n_steps"),
+        ({"lr": 0.0}, "lr"),
+        ({"hidden": (50, 0)}, "hidden"),
+        ({"weight_decay": -1.0}, "weight_decay"),
+        ({"loss": "l2"}, "loss"),
+        ({"all_censored": "drop"}, "all_censored"),
+        ({"min_std": float("nan")}, "min_std"),
+    ],
+)
+def test_constructor_validates_parameters(kwargs: dict, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        TobitEnsemble(**kwargs)
+
+
+# ---------------------------------------------------------------- Table 1 benchmark protocol
+
+
+def test_benchmark_functions_have_their_known_minima() -> None:
+    from uvp_plugins.bench.censored_quality import FUNCTIONS
+
+    branin = FUNCTIONS["branin"][1]
+    u = np.array([[(np.pi + 5.0) / 15.0, 2.275 / 15.0]])
+    assert branin(u)[0] == pytest.approx(0.397887, abs=1e-5)
+    camel = FUNCTIONS["camel"][1]
+    assert camel(np.array([[(0.0898 + 3.0) / 6.0, (-0.7126 + 2.0) / 4.0]]))[0] == pytest.approx(
+        -1.0316, abs=1e-3
+    )
+    hart3 = FUNCTIONS["hart3"][1]
+    assert hart3(np.array([[0.114614, 0.555649, 0.852547]]))[0] == pytest.approx(-3.86278, abs=1e-4)
+    hart6 = FUNCTIONS["hart6"][1]
+    x6 = np.array([[0.20169, 0.150011, 0.476874, 0.275332, 0.311652, 0.6573]])
+    assert hart6(x6)[0] == pytest.approx(-3.32237, abs=1e-4)
+
+
+def test_randomised_censoring_gives_lower_bounds_above_the_threshold() -> None:
+    from uvp_plugins.bench.censored_quality import make_dataset
+
+    fractions = []
+    for pct in (10, 40, 80):
+        d = make_dataset("branin", pct, seed=0, n_copies=3)
+        assert d.y.shape == d.censored.shape == d.loc.shape == (600,)
+        assert np.all(d.y[d.censored] >= d.gamma)
+        assert np.all(d.f[d.loc][d.censored] >= d.gamma)
+        fractions.append(d.censored.mean())
+    assert fractions[0] > fractions[1] > fractions[2] > 0  # lower threshold, more censoring
+    with pytest.raises(ValueError, match="function"):
+        make_dataset("rosenbrock", 10, 0)
+
+
+def test_table1_runner_produces_rows_and_targets() -> None:
+    from uvp_plugins.bench.censored_quality import check_targets, format_table, run_censored_quality
+
+    rows = run_censored_quality(
+        seeds=[0], functions=["branin"], percentiles=[40], n_copies=1, n_members=2, n_steps=60,
+        n_folds=2, methods=["I", "T"],
+    )
+    assert [r["method"] for r in rows] == ["I", "T"]
+    assert all(np.isfinite(r["rmse"]) and r["rmse"] > 0 for r in rows)
+    assert "p40 T" in format_table(rows, methods=["I", "T"])
+    assert check_targets(rows)["settings"] == 1
