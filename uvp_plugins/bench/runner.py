@@ -127,8 +127,10 @@ def run_one(spec: RunSpec, out: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def _worker(spec: RunSpec, out: str) -> dict[str, Any]:
-    # one BLAS thread per run: runs are parallelised by processes
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    # one core per run: runs are parallelised by processes. BLAS threads, and joblib's worker
+    # count (SMAC's random forest fits and predicts with n_jobs=-1, i.e. one thread per core,
+    # which on a shared machine costs more in thread polling than it gains)
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "LOKY_MAX_CPU_COUNT"):
         os.environ.setdefault(var, "1")
     import warnings
 
