@@ -19,9 +19,9 @@ from optuna.trial import TrialState
 
 from optuna_ext._pruner import PredPruner, _check_delta, _check_max_resource
 from optuna_ext._space import OptunaSpace
+from uvp_plugins.center_distances import CenterDistances
 from uvp_plugins.curves import estimate_lipschitz
 from uvp_plugins.histories import value_at_depth
-from uvp_plugins.kcenter import greedy_kcenter, next_enhanced_center
 from uvp_plugins.space import config_key
 from uvp_plugins.value_scale import positive_scores
 
@@ -37,8 +37,9 @@ ATTR_CANDIDATE = "uvp:candidate"
 ATTR_PARAMS = "uvp:params"
 ATTR_MESH = "uvp:mesh"
 
-_CENTER_STATES = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING, TrialState.WAITING)
 _MESH_CACHE_SIZE = 8
+#: a default Sobol mesh doubles at most this many times when all its candidates are taken
+_MAX_MESH_DOUBLINGS = 6
 _MAX_CLAIM_ATTEMPTS = 3
 #: epsilon="auto" is estimated from at most this many valued centers (evenly spaced by number)
 _MAX_EPSILON_CENTERS = 200
@@ -48,6 +49,117 @@ class _TrialEntry(NamedTuple):
     key: tuple[Any, ...] | None
     row: np.ndarray | None
     value: float
+
+
+class _Centers:
+    """Centers of one decision: rows by trial id, their ids and raw values in trial order, the
+    configuration keys taken by any trial, and the number of pending workers."""
+
+    __slots__ = ("rows", "ids", "raw", "numbers", "taken", "pending")
+
+    def __init__(
+        self,
+        rows: dict[int, np.ndarray],
+        ids: list[int],
+        raw: list[float],
+        numbers: list[int],
+        taken: set[tuple[Any, ...]],
+        pending: int,
+    ) -> None:
+        self.rows, self.ids, self.raw, self.numbers = rows, ids, raw, numbers
+        self.taken, self.pending = taken, pending
+
+
+class _FinishedCenters:
+    """What the finished trials of a study contribute to a decision, accumulated per process
+    (finished trials never change): their rows, raw values at the exploration depth, numbers,
+    taken configuration keys, and the largest step a COMPLETE trial reported. Rebuilt from the
+    kept trials when the exploration depth changes (``T`` inferred from the trials)."""
+
+    def __init__(self) -> None:
+        self.seen: set[int] = set()
+        self.trials: list[FrozenTrial] = []
+        self.max_complete_step: int | None = None
+        self.depth: int | None = None
+        self._described = 0
+        self._reset()
+
+    def _reset(self) -> None:
+        self.rows: dict[int, np.ndarray] = {}
+        self.ids: list[int] = []
+        self.raw: list[float] = []
+        self.numbers: list[int] = []
+        self.taken: set[tuple[Any, ...]] = set()
+        self._described = 0
+
+    def add_trials(self, trials: Sequence[FrozenTrial]) -> None:
+        for t in trials:
+            self.seen.add(t._trial_id)
+            self.trials.append(t)
+            if t.state == TrialState.COMPLETE and t.last_step:
+                self.max_complete_step = max(self.max_complete_step or 0, t.last_step)
+
+    def update(self, depth: int | None, describe: Any) -> None:
+        """Describe the trials added since the last call (all of them if ``depth`` changed)."""
+        if depth != self.depth:
+            self.depth = depth
+            self._reset()
+        for t in self.trials[self._described :]:
+            entry: _TrialEntry = describe(t)
+            if entry.key is None or entry.row is None:
+                continue
+            self.taken.add(entry.key)
+            if t.state == TrialState.FAIL:
+                continue
+            self.rows[t._trial_id] = entry.row
+            self.ids.append(t._trial_id)
+            self.raw.append(entry.value)
+            self.numbers.append(t.number)
+        self._described = len(self.trials)
+
+
+class _Mesh:
+    """One candidate set: configurations, their embedding, an index from configuration key to
+    candidate indices, and the incremental center distances
+    (:class:`uvp_plugins.center_distances.CenterDistances`, keyed by trial id)."""
+
+    def __init__(
+        self,
+        configs: list[dict[str, Any]],
+        Z: np.ndarray,
+        names: Sequence[str],
+        key: str,
+        distances: CenterDistances | None = None,
+    ) -> None:
+        self.configs = configs
+        self.Z = Z
+        self.key = key
+        self.names = list(names)
+        self.index: dict[tuple[Any, ...], list[int]] = {}
+        for i, c in enumerate(configs):
+            self.index.setdefault(config_key(c, names), []).append(i)
+        self.distances = CenterDistances(Z) if distances is None else distances
+        self._free = np.ones(len(configs), dtype=bool)
+        self._marked: set[tuple[Any, ...]] = set()
+
+    def available(self, taken: set[tuple[Any, ...]]) -> np.ndarray:
+        """Mask of the candidates whose configuration no trial has taken (a copy). A taken
+        configuration stays taken (trials are never removed), so the mask is kept up to date
+        incrementally."""
+        for key in taken - self._marked:
+            for i in self.index.get(key, ()):
+                self._free[i] = False
+            self._marked.add(key)
+        return self._free.copy()
+
+    def grown(self, configs: list[dict[str, Any]], Z: np.ndarray, key: str) -> _Mesh:
+        """The mesh of ``configs`` (which extend this mesh's configurations), reusing the
+        stored center distances for the shared candidates."""
+        n = len(self.configs)
+        prefix = [config_key(c, self.names) for c in configs[:n]]
+        if prefix != [config_key(c, self.names) for c in self.configs]:
+            return _Mesh(configs, Z, self.names, key)
+        return _Mesh(configs, Z, self.names, key, self.distances.with_more_candidates(Z[n:]))
 
 
 def _check_candidates(candidates: object) -> list[dict[str, Any]] | np.ndarray | None:
@@ -115,11 +227,22 @@ class EnhancedAdaCentSampler(BaseSampler):
       (maximize & positive: unchanged; minimize & positive: ``1/v``; otherwise affine to
       ``[0.1, 1]``);
     * the next trial is ``argmax_x min_c d~(x, c)`` over the candidates no trial has taken
-      (once all are taken, over all candidates; ties to the lowest index), with
-      the enhanced distance of Sec. 3.2 and ``epsilon`` from the 95th percentile of the pairwise
-      estimates of Sec. 4.1 over the centers' values (``epsilon="auto"``; at most 200 centers,
-      evenly spaced by trial number; ``math.inf`` if there is no evidence yet, which gives plain
-      distances).
+      (ties to the lowest index), with the enhanced distance of Sec. 3.2 and ``epsilon`` from the
+      95th percentile of the pairwise estimates of Sec. 4.1 over the centers' values
+      (``epsilon="auto"``; at most 200 centers, evenly spaced by trial number; ``math.inf`` if
+      there is no evidence yet, which gives plain distances);
+    * once every candidate is taken, a default Sobol mesh doubles: the next ``n`` points of the
+      same scrambled Sobol sequence join it (earlier candidates keep their indices), up to
+      ``64 * n_candidates`` points and as long as that adds new configurations (it cannot on a
+      small discrete space). When it cannot grow, or with user ``candidates``, all candidates
+      are eligible again (configurations are then repeated).
+
+    **Cost per trial.** Each process caches what it derived from storage - the distances from
+    every candidate to every earlier trial (one column per trial, computed once; at most 16 M
+    entries, beyond that they are recomputed), the finished trials' values - so a trial costs a
+    pass over the cached ``n_candidates x n_trials`` distances for the few candidates whose
+    upper bound can still win (:class:`uvp_plugins.center_distances.CenterDistances`), plus
+    reading the trials from storage as every Optuna sampler does.
 
     Pair it with :class:`~optuna_ext.PredPruner` to get Enhanced-AdaCent's pruning; it works with
     any pruner (also inside :class:`~optuna.pruners.HyperbandPruner`'s bracket view, since it
@@ -127,7 +250,8 @@ class EnhancedAdaCentSampler(BaseSampler):
 
     **Parallel and distributed use.** The sampler keeps no decision state in the Python object.
     The mesh is a deterministic function of ``seed`` (or, if ``seed`` is ``None``, of the study
-    name), the search space and ``n_candidates``, so every process builds the same mesh. The
+    name), the search space, ``n_candidates`` and the configurations already taken, so every
+    process builds the same mesh; the caches above never change a decision. The
     candidate a trial takes is written to its system attributes (``"uvp:candidate"``,
     ``"uvp:params"``, ``"uvp:mesh"``) before the trial's parameters are returned, so other workers
     see it at once; RUNNING trials are centers, and a RUNNING trial with a lower number that has
@@ -224,14 +348,12 @@ class EnhancedAdaCentSampler(BaseSampler):
         self._seed = None if seed is None else int(seed)
         self._base_seed = self._draw_base_seed()
         self._lock = threading.Lock()
-        self._trial_cache: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], _TrialEntry]] = (
+        # per-process caches, pure functions of storage (see _study_cache)
+        self._cache: weakref.WeakKeyDictionary[Any, dict[int, dict[Any, Any]]] = (
             weakref.WeakKeyDictionary()
         )
         self._space_cache: weakref.WeakKeyDictionary[Any, dict[int, IntersectionSearchSpace]] = (
             weakref.WeakKeyDictionary()
-        )
-        self._mesh_cache: OrderedDict[tuple[Any, ...], tuple[list[dict[str, Any]], np.ndarray]] = (
-            OrderedDict()
         )
 
     # ----------------------------------------------------------------- plumbing
@@ -243,8 +365,7 @@ class EnhancedAdaCentSampler(BaseSampler):
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         del state["_lock"]
-        state["_mesh_cache"] = OrderedDict()
-        state["_trial_cache"] = weakref.WeakKeyDictionary()
+        state["_cache"] = weakref.WeakKeyDictionary()
         state["_space_cache"] = weakref.WeakKeyDictionary()
         return state
 
@@ -263,7 +384,9 @@ class EnhancedAdaCentSampler(BaseSampler):
             return self._seed
         return _stable_seed(study.study_name)
 
-    def _max_resource_of(self, study: Study, trials: Sequence[FrozenTrial]) -> int | None:
+    def _max_resource_of(self, study: Study, max_complete_step: int | None) -> int | None:
+        """``T``: ours, the study's PredPruner's or HyperbandPruner's, else the largest step a
+        complete trial reported (``None`` if none)."""
         if self._max_resource is not None:
             return self._max_resource
         pruner = study.pruner
@@ -271,34 +394,102 @@ class EnhancedAdaCentSampler(BaseSampler):
             return pruner.max_resource
         if isinstance(pruner, HyperbandPruner) and isinstance(pruner._max_resource, int):
             return pruner._max_resource
-        steps = [t.last_step for t in trials if t.state == TrialState.COMPLETE and t.last_step]
-        return max(steps) if steps else None
+        return max_complete_step
 
     # ------------------------------------------------------------- candidates
-    def _mesh(self, osp: OptunaSpace, study: Study) -> tuple[list[dict[str, Any]], np.ndarray, str]:
-        """``(configs, embedding, key)`` of the candidate set for this space."""
+    def _study_cache(self, study: Study) -> dict[Any, Any] | None:
+        """This process's cache for ``study`` (meshes, trial entries, mesh levels): a pure
+        function of what storage says, never needed to reproduce a decision. ``None`` for a
+        storage without weak references (then nothing is cached)."""
+        try:
+            per_storage = self._cache.setdefault(study._storage, {})
+        except TypeError:
+            return None
+        return per_storage.setdefault(study._study_id, {})
+
+    def _build_mesh(
+        self, osp: OptunaSpace, study: Study, level: int, fixed_cfg: Mapping[str, Any]
+    ) -> _Mesh:
         if isinstance(self._candidates, list):
             configs = [osp.to_config({n: c[n] for n in osp.names}) for c in self._candidates]
-            return configs, osp.space.embed(configs), "user"
-        seed = self._mesh_seed(study)
-        key = (osp.key(), seed, self._n_candidates)
-        cached = self._mesh_cache.get(key)
-        if cached is None:
-            if isinstance(self._candidates, np.ndarray):
-                if self._candidates.shape[1] != len(osp):
-                    raise ValueError(
-                        f"candidates array has {self._candidates.shape[1]} columns but the "
-                        f"relative search space has {len(osp)} parameters {osp.names}"
-                    )
-                configs = osp.space.from_unit(self._candidates)
-                cached = (configs, osp.space.embed(configs))
-            else:
-                cached = osp.space.sobol_mesh(self._n_candidates, seed=seed)
-            self._mesh_cache[key] = cached
-            while len(self._mesh_cache) > _MESH_CACHE_SIZE:
-                self._mesh_cache.popitem(last=False)
-        mesh_key = "user" if isinstance(self._candidates, np.ndarray) else f"sobol:{seed}:{self._n_candidates}"
-        return cached[0], cached[1], mesh_key
+            mesh_key = "user"
+        elif isinstance(self._candidates, np.ndarray):
+            if self._candidates.shape[1] != len(osp):
+                raise ValueError(
+                    f"candidates array has {self._candidates.shape[1]} columns but the "
+                    f"relative search space has {len(osp)} parameters {osp.names}"
+                )
+            configs = osp.space.from_unit(self._candidates)
+            mesh_key = "user"
+        else:
+            seed = self._mesh_seed(study)
+            n = self._n_candidates << level
+            configs, _ = osp.space.sobol_mesh(n, seed=seed)
+            mesh_key = f"sobol:{seed}:{n}"
+        if fixed_cfg:
+            configs = [{**c, **fixed_cfg} for c in configs]
+        return _Mesh(configs, osp.space.embed(configs), osp.names, mesh_key)
+
+    def _mesh(
+        self,
+        osp: OptunaSpace,
+        study: Study,
+        level: int,
+        fixed_cfg: Mapping[str, Any],
+        cache: dict[Any, Any] | None,
+    ) -> _Mesh:
+        """The candidate set at a mesh level (``n_candidates * 2**level`` Sobol points)."""
+        if cache is None:
+            return self._build_mesh(osp, study, level, fixed_cfg)
+        meshes: OrderedDict[Any, _Mesh] = cache.setdefault("meshes", OrderedDict())
+        key = (osp.key(), level, tuple(sorted(fixed_cfg.items(), key=lambda kv: kv[0])))
+        mesh = meshes.get(key)
+        if mesh is None:
+            mesh = self._build_mesh(osp, study, level, fixed_cfg)
+            smaller = meshes.get((key[0], level - 1, key[2]))
+            if smaller is not None:  # a doubled Sobol mesh: keep the computed distances
+                mesh = smaller.grown(mesh.configs, mesh.Z, mesh.key)
+            meshes[key] = mesh
+            while len(meshes) > _MESH_CACHE_SIZE:
+                meshes.popitem(last=False)
+        else:
+            meshes.move_to_end(key)
+        return mesh
+
+    def _mesh_with_free_candidates(
+        self,
+        osp: OptunaSpace,
+        study: Study,
+        fixed_cfg: Mapping[str, Any],
+        taken: set[tuple[Any, ...]],
+        cache: dict[Any, Any] | None,
+    ) -> tuple[_Mesh, np.ndarray | None]:
+        """The smallest mesh level with a candidate no trial has taken, and its availability
+        mask (``None`` if every candidate is taken and the mesh cannot grow).
+
+        A default Sobol mesh doubles - the next points of the same scrambled sequence, so the
+        earlier candidates stay - whenever all its candidates are taken, up to
+        ``2**_MAX_MESH_DOUBLINGS`` times ``n_candidates`` and as long as doubling adds new
+        configurations (it cannot on a small discrete space). The level only depends on the
+        taken configurations, so every process finds the same one; the per-process cache only
+        remembers where the search may start (taken configurations never become free again).
+        """
+        fixed_key = tuple(sorted(fixed_cfg.items(), key=lambda kv: kv[0]))
+        level_key = ("level", osp.key(), fixed_key)
+        level = cache.get(level_key, 0) if cache is not None else 0
+        mesh = self._mesh(osp, study, level, fixed_cfg, cache)
+        available = mesh.available(taken)
+        while not available.any():
+            if self._candidates is not None or level >= _MAX_MESH_DOUBLINGS:
+                return mesh, None
+            bigger = self._mesh(osp, study, level + 1, fixed_cfg, cache)
+            if len(bigger.configs) <= len(mesh.configs):
+                return mesh, None
+            level, mesh = level + 1, bigger
+            available = mesh.available(taken)
+            if cache is not None:
+                cache[level_key] = level
+        return mesh, available
 
     # ---------------------------------------------------------------- centers
     def _center_params(self, t: FrozenTrial, osp: OptunaSpace) -> dict[str, Any] | None:
@@ -336,44 +527,52 @@ class EnhancedAdaCentSampler(BaseSampler):
             value = math.nan
         return _TrialEntry(config_key(config, osp.names), row, value)
 
-    def _entry(
-        self, study: Study, t: FrozenTrial, osp: OptunaSpace, depth: int | None, maximize: bool
-    ) -> _TrialEntry:
-        # Finished trials never change: their derived entries are cached per storage object
-        # (a pure cache of what storage says; nothing here is needed to reproduce a decision).
-        if not t.state.is_finished():
-            return self._describe(t, osp, depth, maximize)
-        try:
-            per_storage = self._trial_cache.setdefault(study._storage, {})
-        except TypeError:  # storage without weak references: no caching
-            return self._describe(t, osp, depth, maximize)
-        key = (study._study_id, t._trial_id, osp.key(), depth, maximize)
-        entry = per_storage.get(key)
-        if entry is None:
-            entry = self._describe(t, osp, depth, maximize)
-            per_storage[key] = entry
-        return entry
-
     def _centers(
-        self, study: Study, trial: FrozenTrial, osp: OptunaSpace, trials: Sequence[FrozenTrial]
-    ) -> tuple[np.ndarray, np.ndarray, set[tuple[Any, ...]], int]:
-        """Center embeddings, their raw values at the exploration depth, the configuration keys
-        of all trials that took a candidate (centers and FAILED trials: failed trials are not
-        centers, but their candidates count as handed out), and the number of pending workers
-        (lower-numbered RUNNING trials that have not chosen parameters yet)."""
+        self,
+        study: Study,
+        trial: FrozenTrial,
+        osp: OptunaSpace,
+        trials: Sequence[FrozenTrial],
+        cache: dict[Any, Any] | None,
+    ) -> tuple[_Centers, bool]:
+        """The centers (rows by trial id, raw values at the exploration depth), the
+        configuration keys of all trials that took a candidate (centers and FAILED trials:
+        failed trials are not centers, but their candidates count as handed out), the number
+        of pending workers (lower-numbered RUNNING trials that have not chosen parameters yet),
+        and whether another trial is running.
+
+        Finished trials never change, so their contribution is accumulated once per process
+        (``_FinishedCenters``, a cache of what storage says); only the unfinished trials are
+        read at every call.
+        """
         maximize = study.direction == StudyDirection.MAXIMIZE
-        T = self._max_resource_of(study, trials)
-        depth = math.floor(self._delta * T) if T is not None else None
-        rows: list[np.ndarray] = []
-        values: list[float] = []
-        taken: set[tuple[Any, ...]] = set()
-        pending = 0
+        acc: _FinishedCenters = (
+            cache.setdefault(("finished", osp.key(), maximize), _FinishedCenters())
+            if cache is not None
+            else _FinishedCenters()
+        )
+        seen = acc.seen
+        new_finished: list[FrozenTrial] = []
+        unfinished: list[FrozenTrial] = []
         for t in trials:
-            if t.number == trial.number or (
-                t.state not in _CENTER_STATES and t.state != TrialState.FAIL
-            ):
+            if t._trial_id in seen:
                 continue
-            entry = self._entry(study, t, osp, depth, maximize)
+            if t.state.is_finished():
+                new_finished.append(t)
+            elif t.number != trial.number:
+                unfinished.append(t)
+        acc.add_trials(new_finished)
+        T = self._max_resource_of(study, acc.max_complete_step)
+        depth = math.floor(self._delta * T) if T is not None else None
+        acc.update(depth, lambda t: self._describe(t, osp, depth, maximize))
+        out = _Centers(dict(acc.rows), list(acc.ids), list(acc.raw), list(acc.numbers), set(acc.taken), 0)
+        concurrent = False
+        for t in unfinished:
+            if t.state == TrialState.RUNNING:
+                concurrent = True
+            elif t.state != TrialState.WAITING:
+                continue
+            entry = self._describe(t, osp, depth, maximize)
             if entry.key is None or entry.row is None:
                 if (
                     t.state == TrialState.RUNNING
@@ -382,75 +581,70 @@ class EnhancedAdaCentSampler(BaseSampler):
                     and ATTR_PARAMS not in t.system_attrs
                     and "fixed_params" not in t.system_attrs
                 ):
-                    pending += 1
+                    out.pending += 1
                 continue
-            taken.add(entry.key)
-            if t.state == TrialState.FAIL:
-                continue
-            rows.append(entry.row)
-            values.append(entry.value)
-        centers = np.vstack(rows) if rows else np.empty((0, osp.space.embedding_dim))
-        return centers, np.asarray(values, dtype=float), taken, pending
+            out.taken.add(entry.key)
+            out.rows[t._trial_id] = entry.row
+            out.ids.append(t._trial_id)
+            out.raw.append(entry.value)
+            out.numbers.append(t.number)
+        return out, concurrent
 
-    def _epsilon_for(self, centers: np.ndarray, scores: np.ndarray) -> float:
+    def _epsilon_for(self, centers: _Centers, scores: np.ndarray) -> float:
         if not isinstance(self._epsilon, str):
             return float(self._epsilon)
         known = np.flatnonzero(~np.isnan(scores))
         if known.size > _MAX_EPSILON_CENTERS:
+            # evenly spaced by trial number (the same subset in every process)
+            known = known[np.argsort(np.asarray(centers.numbers)[known], kind="stable")]
             known = known[np.linspace(0, known.size - 1, _MAX_EPSILON_CENTERS).astype(int)]
-        eps = estimate_lipschitz(centers[known], scores[known]) if known.size >= 2 else math.inf
+        if known.size < 2:
+            return math.inf
+        X = np.vstack([centers.rows[centers.ids[i]] for i in known])
+        eps = estimate_lipschitz(X, scores[known])
         return eps if eps > 0 else math.inf
-
-    def _pick(
-        self, Z: np.ndarray, centers: np.ndarray, scores: np.ndarray | None, eps: float,
-        available: np.ndarray | None,
-    ) -> int:
-        """Index (into ``Z``) of the next center among the available candidates."""
-        # pass only the available rows to the core (same result, ties still to the lowest index)
-        idx = np.arange(Z.shape[0]) if available is None else np.flatnonzero(available)
-        if not self._enhanced or scores is None or centers.shape[0] == 0:
-            return int(idx[greedy_kcenter(1, Z[idx], centers)[0]])
-        return int(idx[next_enhanced_center(Z[idx], centers, scores, eps)])
 
     def _choose(
         self,
         study: Study,
         trial: FrozenTrial,
         osp: OptunaSpace,
-        configs: list[dict[str, Any]],
-        Z: np.ndarray,
-    ) -> tuple[int, bool]:
-        """Index of the next center from a fresh storage snapshot, and whether other trials
-        were running (then another worker may choose at the same time)."""
+        fixed_cfg: Mapping[str, Any],
+    ) -> tuple[_Mesh, int, bool]:
+        """The mesh and index of the next center from a fresh storage snapshot, and whether
+        other trials were running (then another worker may choose at the same time)."""
+        cache = self._study_cache(study)
         trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
-        concurrent = any(
-            t.state == TrialState.RUNNING and t.number != trial.number for t in trials
-        )
-        centers, raw, taken, pending = self._centers(study, trial, osp, trials)
-        maximize = study.direction == StudyDirection.MAXIMIZE
-        scores = positive_scores(raw, maximize) if raw.size else raw
+        centers, concurrent = self._centers(study, trial, osp, trials, cache)
         # a candidate is taken when some trial has exactly its configuration (exact match:
         # floating-point distances of equal points are not exactly 0)
-        available: np.ndarray | None = np.array(
-            [config_key(c, osp.names) not in taken for c in configs], dtype=bool
-        )
-        if available is not None and not available.any():
-            available = None
+        mesh, available = self._mesh_with_free_candidates(osp, study, fixed_cfg, centers.taken, cache)
+        maximize = study.direction == StudyDirection.MAXIMIZE
+        raw = np.asarray(centers.raw, dtype=float)
+        scores = positive_scores(raw, maximize) if raw.size else raw
         has_values = bool(scores.size) and bool(np.any(~np.isnan(scores)))
         eps = self._epsilon_for(centers, scores) if (self._enhanced and has_values) else math.inf
-        vals = scores if has_values else None
+        values = (
+            dict(zip(centers.ids, scores.tolist(), strict=True))
+            if (self._enhanced and has_values)
+            else None
+        )
         # lower-numbered workers that have not chosen yet reserve the centers they will take
-        for _ in range(pending):
+        reserved: list[np.ndarray] = []
+        for _ in range(centers.pending):
             if available is not None and available.sum() <= 1:
                 break
-            j = self._pick(Z, centers, vals, eps, available)
-            centers = np.vstack([centers, Z[j : j + 1]])
-            if vals is not None:
-                vals = np.append(vals, np.nan)
+            j = mesh.distances.next_center(
+                centers.rows, values, eps, available=available, extra_centers=reserved
+            )
+            reserved.append(mesh.Z[j])
             if available is None:
-                available = np.ones(Z.shape[0], dtype=bool)
+                available = np.ones(len(mesh.configs), dtype=bool)
             available[j] = False
-        return self._pick(Z, centers, vals, eps, available), concurrent
+        i = mesh.distances.next_center(
+            centers.rows, values, eps, available=available, extra_centers=reserved
+        )
+        return mesh, i, concurrent
 
     def _claimed_by_lower(
         self, study: Study, trial: FrozenTrial, osp: OptunaSpace, config: dict[str, Any]
@@ -498,30 +692,27 @@ class EnhancedAdaCentSampler(BaseSampler):
         if not search_space:
             return {}
         osp = OptunaSpace(dict(sorted(search_space.items())))
+        fixed = {
+            n: v for n, v in (trial.system_attrs.get("fixed_params") or {}).items()
+            if n in osp.distributions
+        }
+        try:
+            fixed_cfg = {n: osp.encode_value(n, v) for n, v in fixed.items()}
+        except (ValueError, TypeError):
+            fixed_cfg = {}
+        storage = study._storage
         with self._lock:
-            configs, Z, mesh_key = self._mesh(osp, study)
-            fixed = {
-                n: v for n, v in (trial.system_attrs.get("fixed_params") or {}).items()
-                if n in osp.distributions
-            }
-            if fixed:
-                try:
-                    fixed_cfg = {n: osp.encode_value(n, v) for n, v in fixed.items()}
-                except (ValueError, TypeError):
-                    fixed_cfg = {}
-                if fixed_cfg:
-                    configs = [{**c, **fixed_cfg} for c in configs]
-                    Z = osp.space.embed(configs)
-            storage = study._storage
             for _attempt in range(_MAX_CLAIM_ATTEMPTS):
-                i, concurrent = self._choose(study, trial, osp, configs, Z)
-                params = osp.from_config(configs[i])
+                mesh, i, concurrent = self._choose(study, trial, osp, fixed_cfg)
+                params = osp.from_config(mesh.configs[i])
                 storage.set_trial_system_attr(trial._trial_id, ATTR_CANDIDATE, int(i))
-                storage.set_trial_system_attr(trial._trial_id, ATTR_MESH, mesh_key)
+                storage.set_trial_system_attr(trial._trial_id, ATTR_MESH, mesh.key)
                 storage.set_trial_system_attr(trial._trial_id, ATTR_PARAMS, params)
                 # Write, then re-read: if a lower-numbered running trial claimed the same
                 # configuration meanwhile (another process), it keeps it and we choose again.
-                if not concurrent or not self._claimed_by_lower(study, trial, osp, configs[i]):
+                if not concurrent or not self._claimed_by_lower(
+                    study, trial, osp, mesh.configs[i]
+                ):
                     break
         return params
 

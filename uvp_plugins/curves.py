@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.spatial.distance import pdist
 
 __all__ = [
     "monotone_envelope",
@@ -157,8 +158,14 @@ def pairwise_lipschitz(X: np.ndarray, values: np.ndarray) -> np.ndarray:
     m = Xa.shape[0]
     if m < 2:
         return np.empty(0)
+    dist = pdist(Xa)  # condensed: pairs (i, j), i < j, in np.triu_indices order
     iu, ju = np.triu_indices(m, k=1)
-    dist = np.linalg.norm(Xa[iu] - Xa[ju], axis=1)
+    if V.shape[1] == 1 and obs.all():
+        # one common budget, all observed: worst ratio = min(v_i, v_j) / max(v_i, v_j)
+        vi, vj = V[iu, 0], V[ju, 0]
+        keep = dist > 0
+        worst = np.minimum(vi, vj)[keep] / np.maximum(vi, vj)[keep]
+        return np.maximum(0.0, (1.0 - worst) / dist[keep])
     with np.errstate(invalid="ignore", divide="ignore"):
         r_ij = V[iu] / V[ju]  # (pairs, L), NaN where either is unobserved
         both = ~np.isnan(r_ij)

@@ -15,7 +15,10 @@ metric is the Euclidean one, ``||x - c||_2``.
 
 Conventions shared by every function here:
 
-* **Ties** go to the lowest candidate index (``numpy.argmax`` semantics).
+* **Ties** go to the lowest candidate index; scores within ``TIE_RTOL`` (relative, ``1e-12``) of
+  the maximum count as ties, so that rounding differences between equivalent ways of computing a
+  distance (a matrix expansion here, one center at a time in
+  :mod:`uvp_plugins.center_distances`) never change a choice on symmetric meshes.
 * **First pick without any center**: the candidate closest to the centroid (mean) of the
   available candidates, ties to the lowest index. The paper leaves the first center of KCENTER
   open; the centroid rule is deterministic and does not depend on the order of the mesh (for a
@@ -33,6 +36,8 @@ import math
 import numpy as np
 
 __all__ = [
+    "TIE_RTOL",
+    "argmax_lowest",
     "pairwise_distances",
     "enhancement_factors",
     "enhanced_distances",
@@ -41,6 +46,19 @@ __all__ = [
     "covering_radius",
     "first_center",
 ]
+
+
+#: scores within this relative distance of the maximum are ties (lowest index wins)
+TIE_RTOL = 1e-12
+
+
+def argmax_lowest(score: np.ndarray) -> int:
+    """Index of the maximum of ``score``, ties (within ``TIE_RTOL`` relative) to the lowest index."""
+    s = np.asarray(score, dtype=float)
+    best = float(np.max(s))
+    if not math.isfinite(best):
+        return int(np.argmax(s))
+    return int(np.argmax(s >= best - TIE_RTOL * max(1.0, abs(best))))
 
 
 def _as_points(X: np.ndarray, name: str) -> np.ndarray:
@@ -231,7 +249,7 @@ def greedy_kcenter(
             i = first_center(X, mask) if first is None else int(first)
         else:
             score = np.where(mask, mind, -np.inf)
-            i = int(np.argmax(score))
+            i = argmax_lowest(score)
         chosen.append(i)
         mask[i] = False
         mind = np.minimum(mind, pairwise_distances(X, X[i : i + 1])[:, 0])
@@ -296,7 +314,7 @@ def next_enhanced_center(
     # coinciding with a center (distance 0) must be excluded explicitly (kept only as last resort).
     fresh = plain > 0
     score = np.where(fresh, enhanced, -np.inf) if fresh.any() else enhanced
-    return int(idx[int(np.argmax(score))])
+    return int(idx[argmax_lowest(score)])
 
 
 def covering_radius(candidates: np.ndarray, centers: np.ndarray) -> float:

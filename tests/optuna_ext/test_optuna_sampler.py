@@ -268,3 +268,54 @@ def test_empty_and_single_valued_search_spaces() -> None:
         assert trial.params == {"a": 2, "b": "only"}
         study.tell(trial, 0.0)
     assert all(t.state == TrialState.COMPLETE for t in study.trials)
+
+
+def test_exhausted_sobol_mesh_doubles_and_a_restart_makes_the_same_choices() -> None:
+    """16 candidates, 40 trials: the mesh grows to 32 and 64 points (the next points of the same
+    Sobol sequence), so every trial gets a new configuration; a fresh sampler on the same
+    storage (another process) grows the mesh the same way and makes the same choices."""
+
+    def objective(trial: optuna.Trial) -> float:
+        x = trial.suggest_float("x", 0.0, 1.0)
+        y = trial.suggest_float("y", -1.0, 1.0)
+        return -((x - 0.2) ** 2) - y**2
+
+    storage = optuna.storages.InMemoryStorage()
+    study = optuna.create_study(
+        storage=storage, direction="maximize", study_name="g",
+        sampler=EnhancedAdaCentSampler(seed=4, n_candidates=16),
+    )
+    study.optimize(objective, n_trials=40)
+    params = [(t.params["x"], t.params["y"]) for t in study.trials]
+    assert len(set(params)) == 40
+    meshes = [t.system_attrs.get("uvp:mesh") for t in study.trials[1:]]
+    assert meshes[0] == "sobol:4:16" and "sobol:4:32" in meshes and meshes[-1] == "sobol:4:64"
+    # the candidate order of a grown mesh extends the smaller one
+    first_16 = {t.system_attrs["uvp:candidate"] for t in study.trials[1:17]}
+    assert first_16 == set(range(16))
+
+    # another process: a fresh sampler on a copy of the storage chooses like the original one
+    copy = optuna.storages.InMemoryStorage()
+    optuna.copy_study(from_study_name="g", from_storage=storage, to_storage=copy)
+    fresh = optuna.load_study(
+        study_name="g", storage=copy, sampler=EnhancedAdaCentSampler(seed=4, n_candidates=16)
+    )
+    picks = []
+    for s in (study, fresh):
+        t = s.ask()
+        picks.append((t.suggest_float("x", 0.0, 1.0), t.suggest_float("y", -1.0, 1.0)))
+        s.tell(t, state=TrialState.FAIL)  # a failed trial: its candidate stays taken
+    assert picks[0] == picks[1] and picks[0] not in params
+    nxt = study.ask()
+    assert (nxt.suggest_float("x", 0.0, 1.0), nxt.suggest_float("y", -1.0, 1.0)) not in [
+        *params, picks[0]
+    ]
+
+
+def test_small_discrete_space_repeats_candidates_once_exhausted() -> None:
+    study = optuna.create_study(sampler=EnhancedAdaCentSampler(seed=0, n_candidates=8))
+    study.optimize(lambda t: float(t.suggest_categorical("c", ["a", "b", "c"]) == "b"), n_trials=8)
+    values = [t.params["c"] for t in study.trials]
+    assert set(values) == {"a", "b", "c"}
+    assert all(t.state == TrialState.COMPLETE for t in study.trials)
+    assert {t.system_attrs.get("uvp:mesh") for t in study.trials[1:]} == {"sobol:0:8"}
