@@ -1,5 +1,9 @@
 """Helpers of the Ray ID-HB tests: a tiny checkpointing trainable, a result recorder, an offline
-replay of the core, and a driver entry point (run as a script by the killed-driver test)."""
+replay of the core, and a driver entry point (run as a script by the killed-driver test).
+
+The recorder, the replay and the comparison of evaluations are the generic ones of
+:mod:`uvp_plugins.bench.idhb_ray` (``uvp-bench idhb-ray``), specialised to the configurations
+``{"x": ...}`` and the curves :func:`loss_of` of these tests."""
 
 from __future__ import annotations
 
@@ -12,9 +16,25 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ray import tune
-from ray.tune import Callback, Checkpoint
+from ray.tune import Checkpoint
 
+from uvp_plugins.bench.idhb_ray import (  # shared with uvp-bench idhb-ray
+    ResultRecorder,
+    evaluations,
+    ray_config_order,
+    replay_core,
+)
 from uvp_plugins.hyperband import IterativeDeepeningHyperband
+
+__all__ = [
+    "Recorder",
+    "evaluations",
+    "grid",
+    "loss_of",
+    "make_trainable",
+    "ray_x_order",
+    "replay",
+]
 
 if __name__ != "__main__":  # tests import this module; Ray workers cannot: ship it by value
     import ray.cloudpickle
@@ -67,18 +87,11 @@ def make_trainable(
     return trainable
 
 
-class Recorder(Callback):
+class Recorder(ResultRecorder):
     """Driver-side log of every result: (trial_id, x, it, first)."""
 
     def __init__(self) -> None:
-        self.rows: list[tuple[str, float, int, int]] = []
-
-    def on_trial_result(
-        self, iteration: int, trials: list, trial: Any, result: dict, **info: Any
-    ) -> None:
-        self.rows.append(
-            (trial.trial_id, float(trial.config["x"]), int(result["it"]), int(result["first"]))
-        )
+        super().__init__(config_key="x", it_key="it", first_key="first")
 
 
 def grid(n: int) -> list[float]:
@@ -98,35 +111,16 @@ def replay(
 ) -> IterativeDeepeningHyperband:
     """The core run offline on the same configurations (in Ray's trial order) and results."""
     failing = {round(float(v), 9) for v in fail_x}
-    hb = IterativeDeepeningHyperband(
-        ladder[0], eta=eta, variant=variant, min_budget=min_budget, mode="min"
+
+    def evaluate(config: dict, budget: int) -> float | None:
+        x, t = config["x"], budget_to_it(budget)
+        if round(x, 9) in failing and t >= fail_from:
+            return None  # the trial errors: core.fail
+        return loss_of(x, t)
+
+    return replay_core(
+        [{"x": x} for x in xs], ladder, eta, variant, evaluate, mode="min", min_budget=min_budget
     )
-    it = iter(xs)
-    for level, _r in enumerate(ladder):
-        if level:
-            hb.deepen()
-        while True:
-            job = hb.ask(lambda rng: {"x": next(it)})
-            if job is None:
-                assert hb.finished
-                break
-            x = job.config["x"]
-            t = budget_to_it(job.budget)
-            if round(x, 9) in failing and t >= fail_from:
-                hb.fail(job)
-            else:
-                hb.tell(job, loss_of(x, t))
-    return hb
-
-
-def evaluations(
-    hb: IterativeDeepeningHyperband, x_of: Callable[[Any], float]
-) -> set[tuple[float, int, int, float]]:
-    """(x, rung, budget, value) of every result a core holds; ``x_of(config)`` names the config."""
-    return {
-        (x_of(hb.config(cid)), rung, hb.rung_budget(hb.bracket_of(cid), rung), round(v, 12))
-        for (cid, rung), v in hb.results.items()
-    }
 
 
 def ray_x_order(
@@ -134,11 +128,7 @@ def ray_x_order(
 ) -> tuple[list[float], Callable[[Any], float]]:
     """x of the Ray core's configurations in config-id order (empty slots skipped), and a mapper
     from the Ray core's configs ({"trial_id": ...}) to x."""
-    x_of_trial = {t.trial_id: float(t.config["x"]) for t in trials}
-    xs = [
-        x_of_trial[hb.config(c)["trial_id"]] for c in sorted(hb.configs) if hb.config(c)["trial_id"]
-    ]
-    return xs, lambda cfg: x_of_trial[cfg["trial_id"]]
+    return ray_config_order(hb, trials, lambda t: float(t.config["x"]))
 
 
 def main(argv: Sequence[str]) -> None:

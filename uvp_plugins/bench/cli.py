@@ -212,8 +212,32 @@ def _cmd_overhead(args: argparse.Namespace) -> int:
     cands = [int(x) for x in args.candidates.split(",")]
     if any(t < 10 for t in trials) or any(c < 1 for c in cands):
         raise ValueError("--trials must be >= 10 and --candidates >= 1")
-    print(format_overhead(optuna_sampler_overhead(trials, cands, args.seed)))
+    print(format_overhead(optuna_sampler_overhead(trials, cands, args.seed, args.repeats)))
     return 0
+
+
+def _cmd_ray_overhead(args: argparse.Namespace) -> int:
+    from uvp_plugins.bench.ray_overhead import format_ray_overhead, ray_scheduler_overhead
+
+    rows = ray_scheduler_overhead(args.max_t, args.eta, args.repeats, args.seed, args.stall_timeout)
+    print(format_ray_overhead(rows))
+    return 0
+
+
+def _cmd_idhb_ray(args: argparse.Namespace) -> int:
+    import json
+
+    from uvp_plugins.bench.idhb_ray import format_idhb_ray, run_idhb_ray
+
+    pspec = registry.get_problem(args.problem)
+    options = _problem_options(args)
+    tasks = _resolve_tasks(pspec, args.tasks, options)
+    rows = run_idhb_ray(args.problem, tasks, parse_seeds(args.seeds), args.eta, args.r0, args.variant, options)
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(rows, indent=1, default=str))
+    print(format_idhb_ray(rows))
+    return 0 if all(r["equal"] and r["same_decisions"] for r in rows) else 1
 
 
 def _cmd_censored_quality(args: argparse.Namespace) -> int:
@@ -269,7 +293,27 @@ def _parser() -> argparse.ArgumentParser:
     ov.add_argument("--trials", default="100,1000")
     ov.add_argument("--candidates", default="1000,10000")
     ov.add_argument("--seed", type=int, default=0)
+    ov.add_argument("--repeats", type=int, default=1, help="interleaved runs per sampler; cells are medians (default 1)")
     ov.set_defaults(func=_cmd_overhead)
+
+    rov = sub.add_parser("ray-overhead", help="Ray Tune scheduler time per on_trial_result: IterativeDeepeningHyperBandScheduler beside HyperBandScheduler (real tune.run, local 2-CPU cluster)")
+    rov.add_argument("--max-t", type=int, default=27, help="max_t of both schedulers (default 27)")
+    rov.add_argument("--eta", type=int, default=3, help="reduction_factor of both schedulers (default 3)")
+    rov.add_argument("--repeats", type=int, default=1, help="runs per scheduler, alternating (default 1)")
+    rov.add_argument("--seed", type=int, default=0)
+    rov.add_argument("--stall-timeout", type=float, default=30.0, help="end a run after this many seconds without a result (Ray's HyperBandScheduler can leave a trial paused for good; default 30)")
+    rov.set_defaults(func=_cmd_ray_overhead)
+
+    ihr = sub.add_parser("idhb-ray", help="ID-HB through Ray Tune: iterations Ray trained vs the core's continuation ledger, per task and seed")
+    ihr.add_argument("--problem", required=True)
+    ihr.add_argument("--tasks", default=None, help="comma-separated tasks, 'all', or 'first:N'")
+    ihr.add_argument("--seeds", default="0")
+    ihr.add_argument("--eta", type=int, default=2)
+    ihr.add_argument("--r0", type=int, default=16, help="initial max budget R (deepened once to eta*R within the Ray run)")
+    ihr.add_argument("--variant", default="efficient", help="efficient, preserving or discarding (default efficient)")
+    ihr.add_argument("--yahpo-data", default=None)
+    ihr.add_argument("--out", default=None, help="also write the rows as JSON to this file")
+    ihr.set_defaults(func=_cmd_idhb_ray)
 
     cq = sub.add_parser("censored-quality", help="Tobit vs ignore/drop/Schmee-Hahn model quality (Eggensperger et al., Table 1); options: see --help of the subcommand", add_help=False)
     cq.add_argument("rest", nargs=argparse.REMAINDER)

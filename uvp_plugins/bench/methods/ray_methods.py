@@ -20,15 +20,23 @@ the epochs it trains). When the budget is used up the callback catches ``BudgetE
 (``tune.grid_search``), so a seed gives the same configurations to every Ray method. Each trial
 uses one CPU; a local cluster ``ray.init(num_cpus=2)`` is started if none is running (and shut
 down afterwards), so at most two trials train at once.
+
+Ray runs quietly (:func:`quiet_local_ray`): Ray Tune's default CSV/JSON/TensorBoard logger
+callbacks are off (``TUNE_DISABLE_AUTO_CALLBACK_LOGGERS=1``; the harness reads nothing from them,
+and tensorboardX's writer threads outlived the temporary storage directory and printed tracebacks
+at exit), the console output is the legacy engine, silent at ``verbose=0``
+(``RAY_AIR_NEW_OUTPUT=0``; the default engine prints the experiment box at every verbosity), and
+the ``ray`` / ``ray.tune`` loggers are at ERROR for the run. Everything is restored afterwards.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
-import shutil
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -39,9 +47,58 @@ from uvp_plugins.bench.ledger import BudgetExhausted
 from uvp_plugins.bench.problems.base import Problem
 from uvp_plugins.bench.registry import register_method
 
-__all__ = ["run_ray_method", "problem_trainable", "ray_idhb"]
+__all__ = ["run_ray_method", "problem_trainable", "ray_idhb", "quiet_local_ray", "QUIET_TUNE_ENV"]
 
 ETA = 3
+
+#: Ray Tune's documented switches for a quiet ``tune.run``: no default CSV/JSON/TensorBoard logger
+#: callbacks, and the legacy console output (silent at ``verbose=0``).
+QUIET_TUNE_ENV = {"TUNE_DISABLE_AUTO_CALLBACK_LOGGERS": "1", "RAY_AIR_NEW_OUTPUT": "0"}
+#: loggers held at ERROR while the harness drives Ray (their warnings are about the log files and
+#: result fetching the harness does not use, or about slow callbacks on a busy machine)
+_QUIET_LOGGERS = ("ray", "ray.tune")
+
+
+@contextlib.contextmanager
+def quiet_local_ray(num_cpus: int = 2) -> Iterator[bool]:
+    """Quiet Ray for the ``with`` block; starts a local cluster if none is running.
+
+    Sets :data:`QUIET_TUNE_ENV` and the ``ray`` / ``ray.tune`` loggers to ERROR, starts
+    ``ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)`` when Ray is not
+    initialised (shut down at exit), and restores the environment and the logger levels at exit.
+    Yields whether it started the cluster. Errors (failed trials, Ray errors) stay visible.
+    """
+    import ray
+
+    saved_env = {k: os.environ.get(k) for k in QUIET_TUNE_ENV}
+    loggers = [logging.getLogger(name) for name in _QUIET_LOGGERS]
+    saved_levels = [lg.level for lg in loggers]
+    started = False
+    os.environ.update(QUIET_TUNE_ENV)
+    try:
+        if not ray.is_initialized():
+            ray.init(
+                num_cpus=num_cpus,
+                include_dashboard=False,
+                log_to_driver=False,
+                logging_level=logging.ERROR,  # ray.init sets the "ray" logger to this level
+            )
+            started = True
+        for lg in loggers:
+            lg.setLevel(logging.ERROR)
+        yield started
+    finally:
+        try:
+            if started:
+                ray.shutdown()
+        finally:
+            for lg, level in zip(loggers, saved_levels, strict=True):
+                lg.setLevel(level)
+            for k, v in saved_env.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
 
 
 def problem_trainable(
@@ -52,7 +109,8 @@ def problem_trainable(
     max_budget: int,
 ) -> None:
     """Function trainable: trains configuration ``config["idx"]`` epoch by epoch from its
-    checkpoint, reporting ``problem.evaluate(config, epoch)`` (or the precomputed curve)."""
+    checkpoint, reporting ``value = problem.evaluate(config, epoch)`` (or the precomputed curve),
+    ``epoch`` and ``first`` (the first epoch this training segment ran: > 1 after a resume)."""
     from ray import tune
     from ray.tune import Checkpoint
 
@@ -71,7 +129,10 @@ def problem_trainable(
         with tempfile.TemporaryDirectory() as d:
             with open(os.path.join(d, "epoch.json"), "w") as fh:
                 json.dump({"epoch": epoch}, fh)
-            tune.report({"value": value, "epoch": epoch}, checkpoint=Checkpoint.from_directory(d))
+            tune.report(
+                {"value": value, "epoch": epoch, "first": start + 1},
+                checkpoint=Checkpoint.from_directory(d),
+            )
 
 
 def run_ray_method(
@@ -81,7 +142,6 @@ def run_ray_method(
 
     Returns the scheduler (for inspection). ``num_samples`` configurations are drawn.
     """
-    import ray
     from ray import tune
     from ray.tune import Callback, Stopper
 
@@ -133,12 +193,10 @@ def run_ray_method(
         max_budget=problem.max_budget,
     )
 
-    started = not ray.is_initialized()
-    if started:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    storage = tempfile.mkdtemp(prefix="uvp-bench-ray-")
     scheduler = make_scheduler()
-    try:
+    with quiet_local_ray(), tempfile.TemporaryDirectory(
+        prefix="uvp-bench-ray-", ignore_cleanup_errors=True
+    ) as storage:
         tune.run(
             trainable,
             config={"idx": tune.grid_search(list(range(num_samples)))},
@@ -154,10 +212,6 @@ def run_ray_method(
             raise_on_failed_trial=False,
             verbose=0,
         )
-    finally:
-        shutil.rmtree(storage, ignore_errors=True)
-        if started:
-            ray.shutdown()
     return scheduler
 
 

@@ -1,0 +1,80 @@
+"""``uvp-bench ray-overhead`` and ``uvp-bench idhb-ray`` on a real local Ray cluster (small runs)."""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import time
+
+import pytest
+
+from uvp_plugins.bench.cli import main
+from uvp_plugins.bench.idhb_ray import StallStopper, format_idhb_ray, run_idhb_ray
+from uvp_plugins.bench.methods.ray_methods import QUIET_TUNE_ENV, quiet_local_ray
+from uvp_plugins.bench.ray_overhead import format_ray_overhead, ray_scheduler_overhead
+
+pytestmark = pytest.mark.ray
+
+
+def test_ray_overhead_rows_for_both_schedulers(ray_cluster: str) -> None:
+    rows = ray_scheduler_overhead(max_t=9, eta=3)
+    assert [r["scheduler"] for r in rows] == [
+        "HyperBandScheduler",
+        "IterativeDeepeningHyperBandScheduler",
+    ]
+    for r in rows:
+        assert r["trials"] == 17  # IterativeDeepeningHyperBandScheduler.num_samples_needed(9, 3)
+        assert r["results"] > 0 and 0 < r["calls"] <= r["results"]
+        assert 0 < r["median_ms"] <= r["p95_ms"] <= r["max_ms"] < 10_000
+        assert r["mean_ms"] > 0 and math.isfinite(r["mean_ms"])
+        assert r["hook_calls"] > r["calls"] and r["hook_total_s"] > 0 and r["wall_s"] > 0
+        assert r["stalled"] in (0, 1)  # Ray's HyperBandScheduler may leave a trial paused
+    text = format_ray_overhead(rows)
+    assert "| HyperBandScheduler | 17 |" in text and "on_trial_result calls" in text
+
+
+def test_idhb_ray_trains_the_core_continuation(ray_cluster: str) -> None:
+    """lc-synthetic, eta 2, R 4 -> 8: Ray trains exactly the continuation of the core replayed on
+    the same configurations and curves, with the same decisions and incumbent."""
+    rows = run_idhb_ray("lc-synthetic", ["0"], [0], eta=2, r0=4, progress=False)
+    (r,) = rows
+    assert r["ray_finished"] and r["trials"] == r["trials_trained"] == 22
+    assert r["ray_iterations"] == r["core_continuation"] == r["scheduler_consumed"]
+    assert r["equal"] and r["same_decisions"] and r["same_incumbent"] and r["seeded_order"]
+    assert r["ray_retrained"] == 0 and r["ray_resumed_segments"] > 0
+    assert r["core_full_charge"] == 128  # one Hyperband at R = 8, eta = 2 (eID)
+    assert r["ray_incumbent"]["value"] == r["core_incumbent"]["value"]
+    assert "| 0 | 0 | 22/22 |" in format_idhb_ray(rows)
+
+
+def test_quiet_local_ray_restores_env_and_loggers(ray_cluster: str) -> None:
+    before_env = {k: os.environ.get(k) for k in QUIET_TUNE_ENV}
+    before = logging.getLogger("ray.tune").level
+    with quiet_local_ray() as started:
+        assert not started  # the session cluster is running
+        assert all(os.environ[k] == v for k, v in QUIET_TUNE_ENV.items())
+        assert logging.getLogger("ray.tune").level == logging.ERROR
+    assert {k: os.environ.get(k) for k in QUIET_TUNE_ENV} == before_env
+    assert logging.getLogger("ray.tune").level == before
+
+
+def test_cli_refuses_bad_arguments(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["ray-overhead", "--max-t", "2", "--eta", "3"]) == 2
+    assert "max_t >= eta" in capsys.readouterr().err
+    assert main(["idhb-ray", "--problem", "lc-synthetic", "--r0", "1"]) == 2
+    assert "--r0 must be >= eta" in capsys.readouterr().err
+
+
+def test_stall_stopper_ends_only_after_the_timeout() -> None:
+    stopper = StallStopper(stall_s=0.2)
+    time.sleep(0.3)  # no result yet: workers may still be starting (patience 10 x stall_s)
+    assert not stopper.stop_all() and not stopper("t", {})
+    time.sleep(0.3)
+    assert stopper.stop_all() and stopper.stalled
+    waiting = StallStopper(stall_s=0.1, first_result_s=0.2)
+    time.sleep(0.3)
+    assert waiting.stop_all()
+    fresh = StallStopper(stall_s=60)
+    fresh("t", {})
+    assert not fresh.stop_all() and not fresh.stalled

@@ -1,0 +1,222 @@
+"""``uvp-bench ray-overhead``: scheduler time per ``on_trial_result``, ours beside Ray's
+``HyperBandScheduler``, in the same invocation on the same local Ray cluster.
+
+Both schedulers drive a real ``tune.run`` with the same cheap trainable
+(:func:`~uvp_plugins.bench.methods.ray_methods.problem_trainable` on precomputed ``lc-synthetic``
+curves: one result and one checkpoint per iteration, paused trials resume from their
+checkpoints), the same ``max_t`` and ``reduction_factor`` and the same number of trials
+(:meth:`raytune_ext.IterativeDeepeningHyperBandScheduler.num_samples_needed`; one trial per CPU
+of a local ``ray.init(num_cpus=2, include_dashboard=False)`` cluster). :class:`HookTimer` wraps
+the scheduler's hooks on the instance and records the wall time of every call (outermost calls
+only: a hook calling another hook is counted once). The figure of interest is the time per
+``on_trial_result`` (where both schedulers take their rung decisions; ours also writes its
+state file after each decision); the total time of all hooks (``on_trial_add``,
+``choose_trial_to_run``, ``on_trial_complete``, ...) is reported beside it. With ``repeats > 1``
+the two schedulers alternate and their calls are pooled. Wall times on a shared machine are
+noisy.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["HookTimer", "SCHEDULER_HOOKS", "ray_scheduler_overhead", "format_ray_overhead"]
+
+#: the ``TrialScheduler`` hooks Ray's controller calls
+SCHEDULER_HOOKS = (
+    "on_trial_add",
+    "on_trial_result",
+    "on_trial_complete",
+    "on_trial_error",
+    "on_trial_remove",
+    "choose_trial_to_run",
+)
+
+
+class HookTimer:
+    """Times the hooks of one scheduler instance (wrapped in place on the instance).
+
+    ``calls`` lists ``(hook, start, seconds)`` for every outermost call (``start`` on the
+    ``time.monotonic()`` clock).
+    """
+
+    def __init__(self, scheduler: Any, hooks: Sequence[str] = SCHEDULER_HOOKS) -> None:
+        self.hooks = tuple(hooks)
+        self.calls: list[tuple[str, float, float]] = []
+        self._depth = 0
+        for hook in self.hooks:
+            setattr(scheduler, hook, self._wrap(hook, getattr(scheduler, hook)))
+
+    def _wrap(self, hook: str, method: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(method)
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            self._depth += 1
+            start = time.monotonic()
+            t0 = time.perf_counter()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                dt = time.perf_counter() - t0
+                self._depth -= 1
+                if self._depth == 0:
+                    self.calls.append((hook, start, dt))
+
+        return timed
+
+    def seconds(self, hook: str, until: float = math.inf) -> list[float]:
+        """Wall seconds of the calls of ``hook`` that started before ``until``."""
+        return [dt for h, start, dt in self.calls if h == hook and start <= until]
+
+    def total(self, until: float = math.inf) -> tuple[int, float]:
+        """(calls, seconds) of all hooks, calls started before ``until``."""
+        sel = [dt for _h, start, dt in self.calls if start <= until]
+        return len(sel), float(sum(sel))
+
+
+def _make_scheduler(name: str, max_t: int, eta: int, seed: int) -> Any:
+    if name == "HyperBandScheduler":
+        from ray.tune.schedulers import HyperBandScheduler
+
+        return HyperBandScheduler(max_t=max_t, reduction_factor=eta)
+    from raytune_ext import IterativeDeepeningHyperBandScheduler
+
+    return IterativeDeepeningHyperBandScheduler(max_t=max_t, reduction_factor=eta, seed=seed)
+
+
+SCHEDULERS = ("HyperBandScheduler", "IterativeDeepeningHyperBandScheduler")
+
+
+def ray_scheduler_overhead(
+    max_t: int = 27, eta: int = 3, repeats: int = 1, seed: int = 0, stall_s: float = 30.0
+) -> list[dict[str, Any]]:
+    """Run both schedulers ``repeats`` times (alternating) and return one row per scheduler.
+
+    Row keys: ``scheduler``, ``runs``, ``trials``, ``results`` (results Ray reported, one per
+    trained iteration), ``calls`` (of ``on_trial_result``), ``mean_ms``, ``median_ms``,
+    ``p95_ms``, ``max_ms`` (per ``on_trial_result``), ``hook_calls`` and ``hook_total_s`` (all
+    hooks), ``wall_s`` (``tune.run`` wall time, summed over runs) and ``stalled`` (runs ended by
+    :class:`~uvp_plugins.bench.idhb_ray.StallStopper` after ``stall_s`` seconds without a
+    result; their hook calls after the last result and the ``stall_s`` wait are left out).
+    Starts a quiet local 2-CPU cluster if none is running.
+    """
+    from ray import tune
+
+    from raytune_ext import IterativeDeepeningHyperBandScheduler
+    from uvp_plugins.bench.idhb_ray import ResultRecorder, StallStopper
+    from uvp_plugins.bench.methods.ray_methods import problem_trainable, quiet_local_ray
+    from uvp_plugins.bench.problems.synthetic import LCSynthetic
+
+    if eta < 2 or max_t < eta:
+        raise ValueError(f"need eta >= 2 and max_t >= eta, got max_t={max_t}, eta={eta}")
+    if repeats < 1:
+        raise ValueError(f"--repeats must be >= 1, got {repeats}")
+    n = IterativeDeepeningHyperBandScheduler.num_samples_needed(max_t, eta)
+    problem = LCSynthetic("0", max_budget=max_t)
+    configs = problem.space.sample(n, np.random.default_rng(seed))
+    curves = np.array([problem.curve(c, max_t) for c in configs], dtype=float)
+    trainable = tune.with_parameters(
+        problem_trainable, problem=None, configs=None, curves=curves, max_budget=max_t
+    )
+    timers: dict[str, list[tuple[HookTimer, float]]] = {s: [] for s in SCHEDULERS}
+    stalled: dict[str, int] = dict.fromkeys(SCHEDULERS, 0)
+    results: dict[str, int] = dict.fromkeys(SCHEDULERS, 0)
+    trials: dict[str, int] = dict.fromkeys(SCHEDULERS, 0)
+    wall: dict[str, float] = dict.fromkeys(SCHEDULERS, 0.0)
+    with quiet_local_ray():
+        for rep in range(repeats):
+            for name in SCHEDULERS:
+                sched = _make_scheduler(name, max_t, eta, seed)
+                timer = HookTimer(sched)
+                rec = ResultRecorder(config_key="idx", it_key="epoch", first_key="first")
+                stopper = StallStopper(stall_s)
+                with tempfile.TemporaryDirectory(
+                    prefix="uvp-ray-overhead-", ignore_cleanup_errors=True
+                ) as storage:
+                    t0 = time.monotonic()
+                    analysis = tune.run(
+                        trainable,
+                        config={"idx": tune.grid_search(list(range(n)))},
+                        scheduler=sched,
+                        metric="value",
+                        mode=problem.direction,
+                        stop=stopper,
+                        callbacks=[rec],
+                        resources_per_trial={"cpu": 1},
+                        storage_path=storage,
+                        name=f"overhead-{name}-{rep}",
+                        reuse_actors=True,
+                        raise_on_failed_trial=False,
+                        verbose=0,
+                    )
+                    t1 = time.monotonic()
+                # A stalled run (no result for stall_s seconds): keep the hook calls and the wall
+                # time up to its last result, not the idle loop of the wait.
+                until = stopper.last_result + 1.0 if stopper.stalled else math.inf
+                stalled[name] += int(stopper.stalled)
+                wall[name] += (min(t1, until) if stopper.stalled else t1) - t0
+                timers[name].append((timer, until))
+                results[name] += len(rec.rows)
+                trials[name] += len(analysis.trials)
+    rows = []
+    for name in SCHEDULERS:
+        ms = 1000.0 * np.array(
+            [s for t, until in timers[name] for s in t.seconds("on_trial_result", until)],
+            dtype=float,
+        )
+        hooks = [t.total(until) for t, until in timers[name]]
+        rows.append(
+            {
+                "scheduler": name,
+                "max_t": max_t,
+                "eta": eta,
+                "runs": repeats,
+                "trials": trials[name],
+                "results": results[name],
+                "calls": int(ms.size),
+                "mean_ms": float(ms.mean()) if ms.size else float("nan"),
+                "median_ms": float(np.median(ms)) if ms.size else float("nan"),
+                "p95_ms": float(np.percentile(ms, 95)) if ms.size else float("nan"),
+                "max_ms": float(ms.max()) if ms.size else float("nan"),
+                "hook_calls": sum(c for c, _ in hooks),
+                "hook_total_s": float(sum(sec for _, sec in hooks)),
+                "wall_s": wall[name],
+                "stalled": stalled[name],
+            }
+        )
+    return rows
+
+
+def format_ray_overhead(rows: Sequence[dict[str, Any]]) -> str:
+    """Markdown table of :func:`ray_scheduler_overhead` rows."""
+    if not rows:
+        return "(no runs)"
+    first = rows[0]
+    lines = [
+        f"## Scheduler time per on_trial_result: max_t = {first['max_t']}, "
+        f"reduction_factor = {first['eta']}, {first['runs']} run(s) each",
+        "",
+        "| scheduler | trials | results | on_trial_result calls | mean ms | median ms | p95 ms | "
+        "max ms | all hooks: calls | all hooks: total s | tune.run wall s | stalled runs |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['scheduler']} | {r['trials']} | {r['results']} | {r['calls']} | "
+            f"{r['mean_ms']:.3f} | {r['median_ms']:.3f} | {r['p95_ms']:.3f} | {r['max_ms']:.3f} | "
+            f"{r['hook_calls']} | {r['hook_total_s']:.3f} | {r['wall_s']:.1f} | {r['stalled']} |"
+        )
+    if any(r["stalled"] for r in rows):
+        lines += [
+            "",
+            "Stalled runs had a trial left PAUSED for good (Ray's HyperBandScheduler: a trial still "
+            "saving its pause checkpoint when its bracket finishes is never stopped); they were "
+            "ended after the stall timeout, which is not counted in the wall time or the hooks.",
+        ]
+    return "\n".join(lines)
