@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -57,6 +58,8 @@ def test_every_trial_is_charged_to_the_ledger(method: str) -> None:
     assert len(trials) == len(set(trials)) == 14  # one new trial per iteration
     assert problem.optimum is not None and ledger.best >= problem.optimum
     assert ledger.best == min(p.value for p in ledger.curve)
+    # every ask is timed (the report prints time per ask beside SMAC's own facade)
+    assert len(ctx.timings["ask"]) == 14 and all(t > 0 for t in ctx.timings["ask"])
 
 
 def test_smac_maxucb_credits_arms_and_survives_crashing_fits() -> None:
@@ -79,3 +82,19 @@ def test_smac_maxucb_stops_when_every_arm_is_exhausted() -> None:
     get_method("smac-maxucb").run(ctx)
     assert ctx.ledger.spent == 2  # two single-configuration arms, one evaluation each
     assert [c["algorithm"] for c in problem.calls] == ["a", "b"]
+
+
+def test_report_prints_time_per_ask_beside_smac_combined(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from uvp_plugins.bench.cli import main
+
+    out = tmp_path / "res"
+    assert main(["run", "--problem", "cash-synthetic", "--tasks", "0", "--methods",
+                 "smac-maxucb,smac-combined", "--seeds", "0", "--total-budget", "10",
+                 "--out", str(out)]) == 0
+    summary = json.loads((out / "cash-synthetic/0/smac-maxucb/seed0.json").read_text())
+    assert summary["timings"]["ask"]["calls"] == 10
+    capsys.readouterr()
+    assert main(["report", str(out), "--baseline", "smac-combined"]) == 0
+    text = capsys.readouterr().out
+    assert "Optimizer time per step" in text
+    assert "| smac-maxucb | ask | 1 | 10.0 |" in text and "| smac-combined | ask | 1 | 10.0 |" in text

@@ -14,9 +14,10 @@ anytime curve either way.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -45,6 +46,8 @@ class RunContext:
         self._lock = threading.RLock()
         self.started = time.perf_counter()
         self.extra_eval_seconds = 0.0
+        #: wall seconds of named optimizer steps (e.g. ``"ask"``), recorded by :meth:`timed`
+        self.timings: dict[str, list[float]] = {}
 
     # ------------------------------------------------------------------ facts
     @property
@@ -114,6 +117,16 @@ class RunContext:
 
     def paid(self, trial: Hashable) -> int:
         return self.ledger.paid.get(trial, 0)
+
+    @contextlib.contextmanager
+    def timed(self, name: str) -> Iterator[None]:
+        """Record the wall time of the ``with`` block under ``name`` (e.g. each ``ask`` of an
+        optimizer); the runner reports calls, mean and median per name."""
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings.setdefault(name, []).append(time.perf_counter() - t0)
 
     def overhead_seconds(self) -> float:
         """Wall time of the run so far spent outside problem evaluations."""

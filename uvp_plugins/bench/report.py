@@ -11,6 +11,8 @@ For every problem found under the directory:
 * **W/T/L vs baseline**: per task, the method's mean final against the baseline's (ties within
   ``1e-9`` relative), with a two-sided sign test p-value (``scipy.stats.binomtest``, ties dropped).
 * **overhead**: mean wall time per run spent outside problem evaluations (the optimizer's cost).
+* **optimizer time per step**: for methods that time named steps (e.g. SMAC's ``ask``), calls per
+  run and milliseconds per call.
 
 Plots (PNG): anytime mean rank vs budget fraction, and mean score vs budget fraction.
 """
@@ -191,6 +193,30 @@ def format_table(
     return "\n".join(lines)
 
 
+def format_timings(runs: Sequence[Run]) -> str:
+    """Markdown table of the named optimizer steps the runs timed (``RunContext.timed``), per
+    method: calls per run, mean ms per call (all calls pooled) and the median over runs of the
+    per-run median; empty if no run recorded any."""
+    per: dict[tuple[str, str], list[dict[str, float]]] = {}
+    for r in runs:
+        for name, t in (r.summary.get("timings") or {}).items():
+            per.setdefault((r.method, name), []).append(t)
+    if not per:
+        return ""
+    lines = [
+        "| method | step | runs | calls/run | mean ms/call | median ms/call (median over runs) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for (method, name), ts in sorted(per.items()):
+        calls = sum(t["calls"] for t in ts)
+        mean_ms = 1000.0 * sum(t["total_s"] for t in ts) / calls if calls else math.nan
+        lines.append(
+            f"| {method} | {name} | {len(ts)} | {calls / len(ts):.1f} | {mean_ms:.1f} | "
+            f"{float(np.median([t['median_ms'] for t in ts])):.1f} |"
+        )
+    return "\n".join(lines)
+
+
 def rows_direction(rows: Sequence[dict[str, Any]]) -> str:
     return str(rows[0].get("direction", "max")) if rows else "max"
 
@@ -259,6 +285,9 @@ def report(
             f"\n\n{len(tasks)} task(s), seeds {seeds[0]}..{seeds[-1]} ({len(seeds)}), "
             f"B = {pruns[0].total_budget:g} fidelity units; direction {pruns[0].direction}."
         )
+        timings = format_timings(pruns)
+        if timings:
+            text += "\n\nOptimizer time per step (wall, in the same runs):\n\n" + timings
         if plots:
             png = plot_problem(pruns, out_dir / f"{problem}.png", problem)
             text += f"\nPlot: {png}"

@@ -121,6 +121,16 @@ def run_one(spec: RunSpec, out: str | os.PathLike[str]) -> dict[str, Any]:
         "optimum": problem.optimum,
         "error": error,
     }
+    if ctx.timings:
+        summary["timings"] = {
+            name: {
+                "calls": len(sec),
+                "total_s": float(sum(sec)),
+                "mean_ms": 1000.0 * float(sum(sec)) / len(sec),
+                "median_ms": 1000.0 * float(sorted(sec)[len(sec) // 2]),
+            }
+            for name, sec in ctx.timings.items()
+        }
     _atomic_write(csv_path, "\n".join(lines) + "\n")
     _atomic_write(json_path, json.dumps(summary, indent=1, default=str))
     return summary

@@ -19,8 +19,9 @@ Losses are told as costs (``cost = -sign * value``). A failing evaluation (an ex
 problem other than ``BudgetExhausted``) is told as ``StatusType.CRASHED`` with the worst cost told
 so far (1.0 before any), a finite crash cost so that SMAC's surrogates can learn from it (an
 infinite cost makes SMAC's random forest fail); the bandit never credits it. The time spent in
-``ask`` (SMAC's model fits and acquisition optimisation) is the harness's overhead (wall time
-minus evaluation time); no extra bookkeeping is needed. SMAC writes its output into a temporary
+``ask`` (SMAC's model fits and acquisition optimisation) is recorded per call
+(``RunContext.timed("ask")``; ``uvp-bench report`` prints it) and is most of the harness's
+overhead (wall time minus evaluation time). SMAC writes its output into a temporary
 directory that is removed after the run.
 """
 
@@ -100,7 +101,8 @@ def run_smac_cash(ctx: RunContext, policy: str | None = "MaxUCB", alpha: float =
         try:
             while not ctx.exhausted:
                 try:
-                    info = smac.ask()
+                    with ctx.timed("ask"):
+                        info = smac.ask()
                 except StopIteration:  # every arm exhausted (finite spaces)
                     return
                 try:
