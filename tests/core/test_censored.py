@@ -358,6 +358,55 @@ def test_randomised_censoring_gives_lower_bounds_above_the_threshold() -> None:
         make_dataset("rosenbrock", 10, 0)
 
 
+def test_censoring_caps_at_the_threshold_like_a_cutoff() -> None:
+    """Protocol: a selected observation is run with the cutoff gamma, i.e. recorded as
+    min(y, gamma) and flagged iff y > gamma (the paper's "use a threshold gamma and censor").
+    The earlier reading recorded a value drawn in [gamma, y]; it stays available as "uniform"."""
+    from uvp_plugins.bench.censored_quality import make_dataset
+
+    d = make_dataset("hart3", 20, seed=1, n_copies=4)
+    assert d.censored.any()
+    np.testing.assert_array_equal(d.y[d.censored], d.gamma)  # failed before: values in [gamma, y]
+    u = make_dataset("hart3", 20, seed=1, n_copies=4, censor_value="uniform")
+    np.testing.assert_array_equal(u.censored, d.censored)  # same selection, only the value differs
+    np.testing.assert_array_equal(u.y[~u.censored], d.y[~d.censored])
+    assert np.all(u.y[u.censored] >= u.gamma) and np.any(u.y[u.censored] > u.gamma)
+    with pytest.raises(ValueError, match="censor_value"):
+        make_dataset("hart3", 20, seed=1, censor_value="random")
+
+
+def test_tobit_mle_is_consistent_under_the_benchmark_censoring() -> None:
+    """With cutoffs independent of the noise, the Tobit likelihood is the right model: its
+    maximum recovers the true mean and noise at a location. The earlier "uniform" censoring
+    value (always below y, dependent on y) is not a cutoff and biases the Tobit fit upwards --
+    the overshoot that made T lose to I on the Hartmann functions."""
+    from scipy.optimize import minimize
+
+    from uvp_plugins.bench.censored_quality import censor_randomly
+
+    n = 20_000
+    f = np.repeat([-1.0, 0.0, 0.5, 1.0], n)  # gamma = 0.25; selection prob 1/3 at 0.5, 1 at 1.0
+    fits = {}
+    for mode in ("threshold", "uniform"):
+        rng = np.random.default_rng(0)
+        y = f + rng.normal(size=f.size)
+        obs, cens, gamma = censor_randomly(f, y, 50, rng, censor_value=mode)
+        assert gamma == pytest.approx(0.25)
+        for value in (0.5, 1.0):
+            m = f == value
+            res = minimize(
+                lambda p, o=obs[m], c=cens[m]: tobit_nll(o, p[0], np.exp(p[1]), c),
+                [0.0, 0.0],
+                method="Nelder-Mead",
+                options={"xatol": 1e-6, "fatol": 1e-6},
+            )
+            fits[mode, value] = (res.x[0], float(np.exp(res.x[1])))
+    for value in (0.5, 1.0):
+        mu, sd = fits["threshold", value]
+        assert mu == pytest.approx(value, abs=0.05) and sd == pytest.approx(1.0, abs=0.05)
+        assert fits["uniform", value][0] > value + 0.05
+
+
 def test_table1_runner_produces_rows_and_targets() -> None:
     from uvp_plugins.bench.censored_quality import check_targets, format_table, run_censored_quality
 
@@ -367,5 +416,51 @@ def test_table1_runner_produces_rows_and_targets() -> None:
     )
     assert [r["method"] for r in rows] == ["I", "T"]
     assert all(np.isfinite(r["rmse"]) and r["rmse"] > 0 for r in rows)
+    assert all(r["rmse"] == pytest.approx(np.mean(r["rmse_folds"])) for r in rows)
+    assert all(len(r["rmse_folds"]) == 2 and r["censor_value"] == "threshold" for r in rows)
     assert "p40 T" in format_table(rows, methods=["I", "T"])
     assert check_targets(rows)["settings"] == 1
+
+
+def test_targets_are_counted_on_seed_means_and_per_seed() -> None:
+    from uvp_plugins.bench.censored_quality import check_targets, check_targets_per_seed
+
+    def row(fn: str, method: str, seed: int, rmse: float) -> dict[str, Any]:
+        return {"function": fn, "percentile": 10, "method": method, "seed": seed, "rmse": rmse}
+
+    rows = [
+        # setting a: T beats I on the mean (1.5 < 1.6) but not on seed 1; D is best (1.0)
+        row("a", "I", 0, 2.0), row("a", "T", 0, 1.0), row("a", "D", 0, 1.0),
+        row("a", "I", 1, 1.2), row("a", "T", 1, 2.0), row("a", "D", 1, 1.0),
+        # setting b: T within 10 % of the best on both seeds and the mean
+        row("b", "I", 0, 3.0), row("b", "T", 0, 1.05), row("b", "D", 0, 1.0),
+        row("b", "I", 1, 3.0), row("b", "T", 1, 1.0), row("b", "D", 1, 1.1),
+    ]
+    res = check_targets(rows)
+    assert (res["settings"], res["T_below_I"], res["T_best_or_within_10pct"]) == (2, 2, 1)
+    assert res["target_T_below_I_all"] and res["misses_T_near_best"] == ["a p10"]
+    per_seed = check_targets_per_seed(rows)
+    assert per_seed[0]["T_below_I"] == 2 and per_seed[0]["T_best_or_within_10pct"] == 2
+    assert per_seed[1]["misses_T_below_I"] == ["a p10"]
+    assert per_seed[1]["T_best_or_within_10pct"] == 1
+
+
+def test_cli_merges_json_rows_and_reports_per_seed(tmp_path: Any, capsys: Any) -> None:
+    import json
+
+    from uvp_plugins.bench.censored_quality import main
+
+    def row(seed: int, method: str, rmse: float) -> dict[str, Any]:
+        return {"function": "hart3", "percentile": 40, "method": method, "seed": seed,
+                "rmse": rmse, "censored_fraction": 0.3, "censor_value": "threshold",
+                "n_steps": 10}
+
+    for seed in (0, 1):
+        (tmp_path / f"s{seed}.json").write_text(json.dumps([row(seed, "I", 0.4), row(seed, "T", 0.2)]))
+    # a leading "--" (as forwarded by `uvp-bench censored-quality -- ...`) is accepted
+    assert main(["--", "--from-json", str(tmp_path / "s0.json"), str(tmp_path / "s1.json")]) == 0
+    out = capsys.readouterr().out
+    assert '"T_below_I": 1' in out and "seed 1: T<I in 1/1" in out
+    (tmp_path / "other.json").write_text(json.dumps([{**row(2, "T", 0.1), "n_steps": 99}]))
+    with pytest.raises(ValueError, match="mix protocols"):
+        main(["--from-json", str(tmp_path / "s0.json"), str(tmp_path / "other.json")])
