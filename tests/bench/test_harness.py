@@ -97,3 +97,14 @@ def test_demo_plan_names_only_registered_problems_and_methods() -> None:
         specs = build_specs(problem, task, ",".join(methods), ",".join(map(str, seeds)), factor, total)
         assert len(specs) == len(methods) * len(seeds)
         assert all(m in registry.methods() for m in methods)
+
+
+def test_censored_quality_subcommand_takes_its_own_options(capsys) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(SystemExit) as exc:
+        main(["censored-quality", "--help"])
+    assert exc.value.code == 0
+    assert "--censor-value" in capsys.readouterr().out
+    rc = main(["censored-quality", "--seeds", "0", "--functions", "branin", "--percentiles", "80",
+               "--methods", "T", "I", "--n-members", "1", "--n-steps", "20", "--n-copies", "2"])
+    assert rc == 0
+    assert "branin" in capsys.readouterr().out
