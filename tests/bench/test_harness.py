@@ -108,3 +108,7 @@ def test_censored_quality_subcommand_takes_its_own_options(capsys) -> None:  # t
                "--methods", "T", "I", "--n-members", "1", "--n-steps", "20", "--n-copies", "2"])
     assert rc == 0
     assert "branin" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exc:
+        main(["tobit-runtime", "--help"])
+    assert exc.value.code == 0
+    assert "--runtime-budget" in capsys.readouterr().out

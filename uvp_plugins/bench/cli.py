@@ -11,6 +11,7 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Sequence
@@ -240,10 +241,11 @@ def _cmd_idhb_ray(args: argparse.Namespace) -> int:
     return 0 if all(r["equal"] and r["same_decisions"] for r in rows) else 1
 
 
-def _cmd_censored_quality(args: argparse.Namespace) -> int:
-    from uvp_plugins.bench.censored_quality import main as censored_main
-
-    return int(censored_main(args.rest))
+#: subcommands whose options belong to a module of their own: name -> module with main(argv)
+_PASS_THROUGH = {
+    "censored-quality": "uvp_plugins.bench.censored_quality",
+    "tobit-runtime": "uvp_plugins.bench.methods.tobit_bench",
+}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -315,9 +317,13 @@ def _parser() -> argparse.ArgumentParser:
     ihr.add_argument("--out", default=None, help="also write the rows as JSON to this file")
     ihr.set_defaults(func=_cmd_idhb_ray)
 
+    tr = sub.add_parser("tobit-runtime", help="runtime minimisation with a cutoff: smac-tobit-ts vs SMAC's random forest vs random search (Eggensperger et al., Table 3); --overhead: fit+predict time per SMAC iteration; options: see --help of the subcommand", add_help=False)
+    tr.add_argument("rest", nargs=argparse.REMAINDER)
+    tr.set_defaults(func=lambda a: 2)  # handled in main() (_PASS_THROUGH)
+
     cq = sub.add_parser("censored-quality", help="Tobit vs ignore/drop/Schmee-Hahn model quality (Eggensperger et al., Table 1); options: see --help of the subcommand", add_help=False)
     cq.add_argument("rest", nargs=argparse.REMAINDER)
-    cq.set_defaults(func=_cmd_censored_quality)
+    cq.set_defaults(func=lambda a: 2)  # handled in main() (_PASS_THROUGH)
 
     demo = sub.add_parser("demo", help="each available plugin against its framework's native counterpart on real scikit-learn training")
     demo.add_argument("--out", default="uvp-bench-demo")
@@ -329,12 +335,11 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["censored-quality"]:
-        # its options are its own module's (argparse would take them for uvp-bench's)
-        from uvp_plugins.bench.censored_quality import main as censored_main
-
+    if argv[:1] and argv[0] in _PASS_THROUGH:
+        # these subcommands parse their own options (argparse would take them for uvp-bench's)
+        module = importlib.import_module(_PASS_THROUGH[argv[0]])
         try:
-            return int(censored_main(argv[1:]))
+            return int(module.main(argv[1:]))
         except (ValueError, FileNotFoundError) as exc:
             print(f"uvp-bench: error: {exc}", file=sys.stderr)
             return 2
