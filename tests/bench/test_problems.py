@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
+from uvp_plugins.bench.cli import main
 from uvp_plugins.bench.problems.sklearn_mf import SklearnGBProblem, SklearnMLPProblem
 from uvp_plugins.bench.problems.synthetic import LCSynthetic, MFBranin, MFHartmann
 from uvp_plugins.bench.problems.yahpo import YahpoProblem, resolve_yahpo_data, yahpo_benchmark
@@ -51,6 +54,28 @@ def test_yahpo_bad_input_is_explained(yahpo_data, tmp_path) -> None:  # type: ig
         YahpoProblem("lcbench", "3945", yahpo_data).evaluate(
             YahpoProblem("lcbench", "3945", yahpo_data).space.sample(1, 0)[0], 53
         )
+
+
+def test_yahpo_log_params_reparameterise_the_space(yahpo_data, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    plain = YahpoProblem("lcbench", "3945", yahpo_data)
+    logged = YahpoProblem("lcbench", "3945", yahpo_data, log_params=["weight_decay"])
+    assert not plain.space["weight_decay"].log and logged.space["weight_decay"].log
+    assert (plain.space["weight_decay"].low, plain.space["weight_decay"].high) == (
+        logged.space["weight_decay"].low, logged.space["weight_decay"].high
+    )
+    wd = np.array([c["weight_decay"] for c in logged.space.sample(400, 0)])
+    assert np.median(wd) < 0.01  # log-uniform on [1e-5, 0.1]: median ~ 1e-3 (uniform: ~0.05)
+    with pytest.raises(ValueError, match="not parameters of lcbench"):
+        YahpoProblem("lcbench", "3945", yahpo_data, log_params=["nope"])
+    with pytest.raises(ValueError, match="positive lower bound"):
+        YahpoProblem("lcbench", "3945", yahpo_data, log_params=["max_dropout"])
+    out = tmp_path / "r"
+    assert main(["run", "--problem", "lcbench", "--tasks", "3945", "--methods", "random",
+                 "--seeds", "0", "--budget-factor", "2", "--log-params", "weight_decay",
+                 "--yahpo-data", str(yahpo_data), "--out", str(out)]) == 0
+    summary = json.loads((out / "lcbench/3945/random/seed0.json").read_text())
+    assert summary["problem_options"] == {"log_params": ["weight_decay"]}
+    assert main(["run", "--problem", "mf-branin", "--methods", "random", "--log-params", "x"]) == 2
 
 
 def test_sklearn_mlp_trains_for_real_and_is_reproducible() -> None:

@@ -120,6 +120,10 @@ def _problem_options(args: argparse.Namespace) -> dict[str, Any]:
     opts: dict[str, Any] = {}
     if getattr(args, "yahpo_data", None):
         opts["yahpo_data"] = args.yahpo_data
+    if getattr(args, "log_params", None):
+        if args.problem not in ("lcbench", "rbv2_rpart", "rbv2_xgboost", "iaml_glmnet"):
+            raise ValueError(f"--log-params applies to the YAHPO problems, not {args.problem!r}")
+        opts["log_params"] = [p.strip() for p in args.log_params.split(",") if p.strip()]
     return opts
 
 
@@ -267,6 +271,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--out", default="bench-out", help="output directory (default bench-out)")
     run.add_argument("--jobs", type=int, default=1, help="runs in parallel processes (default 1)")
     run.add_argument("--yahpo-data", default=None, help="YAHPO Gym data directory (default ../shared/yahpo_data or $UVP_YAHPO_DATA)")
+    run.add_argument("--log-params", default=None, help="YAHPO problems: comma-separated numeric parameters to sample on a log scale (e.g. weight_decay on lcbench, as the AdaCent authors' code does); the same space for every method")
     run.add_argument("--force", action="store_true", help="rerun runs whose results exist")
     run.set_defaults(func=_cmd_run)
 

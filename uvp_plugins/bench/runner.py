@@ -121,6 +121,9 @@ def run_one(spec: RunSpec, out: str | os.PathLike[str]) -> dict[str, Any]:
         "optimum": problem.optimum,
         "error": error,
     }
+    options = {k: v for k, v in spec.problem_options.items() if k != "yahpo_data"}
+    if options:  # e.g. log_params: a different parameterisation of the space
+        summary["problem_options"] = options
     if ctx.timings:
         summary["timings"] = {
             name: {

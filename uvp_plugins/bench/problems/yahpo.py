@@ -116,6 +116,31 @@ def yahpo_param(hp: Any) -> Param | None:
     raise TypeError(f"unsupported YAHPO hyperparameter type {kind} ({hp.name})")
 
 
+def _log_scaled(params: list[Param], log_params: Sequence[str], scenario: str) -> list[Param]:
+    """``params`` with the float/int parameters named in ``log_params`` on a log scale (same
+    bounds): a different parameterisation of the same space, e.g. lcbench's ``weight_decay``,
+    which YAHPO samples uniformly and the AdaCent authors' code log-uniformly."""
+    wanted = set(log_params)
+    names = {p.name for p in params}
+    unknown = sorted(wanted - names)
+    if unknown:
+        raise ValueError(
+            f"log_params {unknown} are not parameters of {scenario}; parameters: {sorted(names)}"
+        )
+    out: list[Param] = []
+    for p in params:
+        if p.name in wanted:
+            if not isinstance(p, (FloatParam, IntParam)) or p.low <= 0:
+                raise ValueError(f"log_params: {p.name} must be a numeric parameter with a positive lower bound")
+            p = (
+                FloatParam(p.name, p.low, p.high, True)
+                if isinstance(p, FloatParam)
+                else IntParam(p.name, p.low, p.high, True)
+            )
+        out.append(p)
+    return out
+
+
 class YahpoProblem(Problem):
     """One task of a YAHPO Gym scenario as a multi-fidelity problem (see module doc)."""
 
@@ -128,6 +153,7 @@ class YahpoProblem(Problem):
         task: str | None = None,
         yahpo_data: str | os.PathLike[str] | None = None,
         max_budget: int | None = None,
+        log_params: Sequence[str] = (),
     ) -> None:
         if scenario not in YAHPO_SCENARIOS:
             raise ValueError(f"unknown YAHPO scenario {scenario!r}; valid: {list(YAHPO_SCENARIOS)}")
@@ -156,7 +182,7 @@ class YahpoProblem(Problem):
             p = yahpo_param(hp)
             if p is not None:
                 params.append(p)
-        self.space = SearchSpace(params)
+        self.space = SearchSpace(_log_scaled(params, log_params, scenario))
         self._conditions = [
             (c.child.name, c.parent.name, set(getattr(c, "values", None) or [c.value]))
             for c in cs.conditions
@@ -198,9 +224,13 @@ class YahpoProblem(Problem):
 
 def _maker(scenario: str):  # type: ignore[no-untyped-def]
     def make(
-        task: str | None = None, yahpo_data: str | None = None, max_budget: int | None = None, **_: Any
+        task: str | None = None,
+        yahpo_data: str | None = None,
+        max_budget: int | None = None,
+        log_params: Sequence[str] = (),
+        **_: Any,
     ) -> Problem:
-        return YahpoProblem(scenario, task, yahpo_data, max_budget)
+        return YahpoProblem(scenario, task, yahpo_data, max_budget, log_params)
 
     def tasks(yahpo_data: str | None = None, **_: Any) -> list[str]:
         path = resolve_yahpo_data(yahpo_data, scenario)
