@@ -21,7 +21,10 @@ from uvp_plugins.bench.problems.cash import (
 from uvp_plugins.bench.registry import get_method, get_problem
 from uvp_plugins.space import FloatParam, SearchSpace
 
-CASH_METHODS = ("cash-random", "bandit-maxucb", "bandit-ucb", "bandit-quantileucb", "bandit-roundrobin")
+CASH_METHODS = (
+    "cash-random", "bandit-maxucb", "bandit-maxucb-burnin", "bandit-ucb", "bandit-quantileucb",
+    "bandit-roundrobin",
+)
 
 
 # --------------------------------------------------------------------------------- synthetic

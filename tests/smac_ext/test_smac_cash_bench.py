@@ -47,7 +47,7 @@ def test_methods_are_registered_for_cash_problems() -> None:
         assert spec.requires == ("smac",)
 
 
-@pytest.mark.parametrize("method", ["smac-maxucb", "smac-combined"])
+@pytest.mark.parametrize("method", ["smac-maxucb", "smac-maxucb-burnin", "smac-combined"])
 def test_every_trial_is_charged_to_the_ledger(method: str) -> None:
     problem = SyntheticCash("2")
     ctx = RunContext(problem, total_budget=14, seed=1)

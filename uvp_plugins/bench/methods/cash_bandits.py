@@ -171,6 +171,11 @@ _register(
     lambda k, seed: MaxUCB(k, alpha=0.5, seed=seed),
 )
 _register(
+    "bandit-maxucb-burnin",
+    "MaxUCB-Burn-in (alpha=0.5, C=5; Alg. E.1) over per-arm random search",
+    lambda k, seed: MaxUCB(k, alpha=0.5, burn_in=5, seed=seed),
+)
+_register(
     "bandit-ucb",
     "classic UCB (alpha=0.5) over per-arm random search",
     lambda k, seed: UCB(k, alpha=0.5, seed=seed),

@@ -10,6 +10,9 @@ ledger stays in control: trial ``n`` is charged with ``ctx.evaluate(("smac", n),
 * ``smac-maxucb``: :class:`smac_ext.MaxUCBIntensifier` (alpha = 0.5, no burn-in): MaxUCB picks
   the model class, each class runs SMAC's random-forest HPO on its own subspace (Balef et al.,
   *Put CASH on Bandits*, Alg. 1).
+* ``smac-maxucb-burnin``: the same with a burn-in of ``C = 5`` rounds per arm (Alg. E.1: the
+  first ``5 K`` pulls are round-robin and their rewards are not observed by the bandit), the
+  paper's remedy for rewards that are not yet stationary early in HPO (App. E.3, YaHPOGym).
 * ``smac-combined``: SMAC's own facade on the joint conditional space (the paper's "combined
   search" baseline with SMAC).
 * ``smac-ucb``, ``smac-quantileucb``, ``smac-roundrobin``: the paper's bandit baselines on the
@@ -54,7 +57,9 @@ def _cash_configspace(ctx: RunContext) -> Any:
     )
 
 
-def run_smac_cash(ctx: RunContext, policy: str | None = "MaxUCB", alpha: float = 0.5) -> None:
+def run_smac_cash(
+    ctx: RunContext, policy: str | None = "MaxUCB", alpha: float = 0.5, burn_in: int = 0
+) -> None:
     """One run: SMAC HPO facade with the bandit intensifier (``policy``) or without (``None``).
 
     Args:
@@ -88,6 +93,8 @@ def run_smac_cash(ctx: RunContext, policy: str | None = "MaxUCB", alpha: float =
             kwargs: dict[str, Any] = {"policy": policy}
             if policy != "RoundRobin":
                 kwargs["alpha"] = alpha
+            if burn_in:
+                kwargs["burn_in"] = burn_in
             intensifier = MaxUCBIntensifier(scenario, **kwargs)
 
         def target(config: Any, seed: int = 0) -> float:
@@ -131,6 +138,17 @@ def run_smac_cash(ctx: RunContext, policy: str | None = "MaxUCB", alpha: float =
 )
 def _run_maxucb(ctx: RunContext) -> None:
     run_smac_cash(ctx, policy="MaxUCB")
+
+
+@register_method(
+    "smac-maxucb-burnin",
+    "MaxUCB-Burn-in intensifier (alpha=0.5, C=5; Alg. E.1) over per-model SMAC RF HPO",
+    requires=("smac",),
+    kind="ours",
+    problem_kinds=("cash",),
+)
+def _run_maxucb_burnin(ctx: RunContext) -> None:
+    run_smac_cash(ctx, policy="MaxUCB", burn_in=5)
 
 
 @register_method(
