@@ -8,7 +8,7 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from optuna.pruners import HyperbandPruner
@@ -18,8 +18,8 @@ from optuna.study import StudyDirection
 from optuna.trial import TrialState
 
 from optuna_ext._pruner import PredPruner, _check_delta, _check_max_resource
+from optuna_ext._sampler_state import Centers, FinishedCenters, Mesh, TrialEntry
 from optuna_ext._space import OptunaSpace
-from uvp_plugins.center_distances import CenterDistances
 from uvp_plugins.curves import estimate_lipschitz
 from uvp_plugins.histories import value_at_depth
 from uvp_plugins.space import config_key
@@ -43,123 +43,6 @@ _MAX_MESH_DOUBLINGS = 6
 _MAX_CLAIM_ATTEMPTS = 3
 #: epsilon="auto" is estimated from at most this many valued centers (evenly spaced by number)
 _MAX_EPSILON_CENTERS = 200
-
-
-class _TrialEntry(NamedTuple):
-    key: tuple[Any, ...] | None
-    row: np.ndarray | None
-    value: float
-
-
-class _Centers:
-    """Centers of one decision: rows by trial id, their ids and raw values in trial order, the
-    configuration keys taken by any trial, and the number of pending workers."""
-
-    __slots__ = ("rows", "ids", "raw", "numbers", "taken", "pending")
-
-    def __init__(
-        self,
-        rows: dict[int, np.ndarray],
-        ids: list[int],
-        raw: list[float],
-        numbers: list[int],
-        taken: set[tuple[Any, ...]],
-        pending: int,
-    ) -> None:
-        self.rows, self.ids, self.raw, self.numbers = rows, ids, raw, numbers
-        self.taken, self.pending = taken, pending
-
-
-class _FinishedCenters:
-    """What the finished trials of a study contribute to a decision, accumulated per process
-    (finished trials never change): their rows, raw values at the exploration depth, numbers,
-    taken configuration keys, and the largest step a COMPLETE trial reported. Rebuilt from the
-    kept trials when the exploration depth changes (``T`` inferred from the trials)."""
-
-    def __init__(self) -> None:
-        self.seen: set[int] = set()
-        self.trials: list[FrozenTrial] = []
-        self.max_complete_step: int | None = None
-        self.depth: int | None = None
-        self._described = 0
-        self._reset()
-
-    def _reset(self) -> None:
-        self.rows: dict[int, np.ndarray] = {}
-        self.ids: list[int] = []
-        self.raw: list[float] = []
-        self.numbers: list[int] = []
-        self.taken: set[tuple[Any, ...]] = set()
-        self._described = 0
-
-    def add_trials(self, trials: Sequence[FrozenTrial]) -> None:
-        for t in trials:
-            self.seen.add(t._trial_id)
-            self.trials.append(t)
-            if t.state == TrialState.COMPLETE and t.last_step:
-                self.max_complete_step = max(self.max_complete_step or 0, t.last_step)
-
-    def update(self, depth: int | None, describe: Any) -> None:
-        """Describe the trials added since the last call (all of them if ``depth`` changed)."""
-        if depth != self.depth:
-            self.depth = depth
-            self._reset()
-        for t in self.trials[self._described :]:
-            entry: _TrialEntry = describe(t)
-            if entry.key is None or entry.row is None:
-                continue
-            self.taken.add(entry.key)
-            if t.state == TrialState.FAIL:
-                continue
-            self.rows[t._trial_id] = entry.row
-            self.ids.append(t._trial_id)
-            self.raw.append(entry.value)
-            self.numbers.append(t.number)
-        self._described = len(self.trials)
-
-
-class _Mesh:
-    """One candidate set: configurations, their embedding, an index from configuration key to
-    candidate indices, and the incremental center distances
-    (:class:`uvp_plugins.center_distances.CenterDistances`, keyed by trial id)."""
-
-    def __init__(
-        self,
-        configs: list[dict[str, Any]],
-        Z: np.ndarray,
-        names: Sequence[str],
-        key: str,
-        distances: CenterDistances | None = None,
-    ) -> None:
-        self.configs = configs
-        self.Z = Z
-        self.key = key
-        self.names = list(names)
-        self.index: dict[tuple[Any, ...], list[int]] = {}
-        for i, c in enumerate(configs):
-            self.index.setdefault(config_key(c, names), []).append(i)
-        self.distances = CenterDistances(Z) if distances is None else distances
-        self._free = np.ones(len(configs), dtype=bool)
-        self._marked: set[tuple[Any, ...]] = set()
-
-    def available(self, taken: set[tuple[Any, ...]]) -> np.ndarray:
-        """Mask of the candidates whose configuration no trial has taken (a copy). A taken
-        configuration stays taken (trials are never removed), so the mask is kept up to date
-        incrementally."""
-        for key in taken - self._marked:
-            for i in self.index.get(key, ()):
-                self._free[i] = False
-            self._marked.add(key)
-        return self._free.copy()
-
-    def grown(self, configs: list[dict[str, Any]], Z: np.ndarray, key: str) -> _Mesh:
-        """The mesh of ``configs`` (which extend this mesh's configurations), reusing the
-        stored center distances for the shared candidates."""
-        n = len(self.configs)
-        prefix = [config_key(c, self.names) for c in configs[:n]]
-        if prefix != [config_key(c, self.names) for c in self.configs]:
-            return _Mesh(configs, Z, self.names, key)
-        return _Mesh(configs, Z, self.names, key, self.distances.with_more_candidates(Z[n:]))
 
 
 def _check_candidates(candidates: object) -> list[dict[str, Any]] | np.ndarray | None:
@@ -409,7 +292,7 @@ class EnhancedAdaCentSampler(BaseSampler):
 
     def _build_mesh(
         self, osp: OptunaSpace, study: Study, level: int, fixed_cfg: Mapping[str, Any]
-    ) -> _Mesh:
+    ) -> Mesh:
         if isinstance(self._candidates, list):
             configs = [osp.to_config({n: c[n] for n in osp.names}) for c in self._candidates]
             mesh_key = "user"
@@ -428,7 +311,7 @@ class EnhancedAdaCentSampler(BaseSampler):
             mesh_key = f"sobol:{seed}:{n}"
         if fixed_cfg:
             configs = [{**c, **fixed_cfg} for c in configs]
-        return _Mesh(configs, osp.space.embed(configs), osp.names, mesh_key)
+        return Mesh(configs, osp.space.embed(configs), osp.names, mesh_key)
 
     def _mesh(
         self,
@@ -437,11 +320,11 @@ class EnhancedAdaCentSampler(BaseSampler):
         level: int,
         fixed_cfg: Mapping[str, Any],
         cache: dict[Any, Any] | None,
-    ) -> _Mesh:
+    ) -> Mesh:
         """The candidate set at a mesh level (``n_candidates * 2**level`` Sobol points)."""
         if cache is None:
             return self._build_mesh(osp, study, level, fixed_cfg)
-        meshes: OrderedDict[Any, _Mesh] = cache.setdefault("meshes", OrderedDict())
+        meshes: OrderedDict[Any, Mesh] = cache.setdefault("meshes", OrderedDict())
         key = (osp.key(), level, tuple(sorted(fixed_cfg.items(), key=lambda kv: kv[0])))
         mesh = meshes.get(key)
         if mesh is None:
@@ -463,7 +346,7 @@ class EnhancedAdaCentSampler(BaseSampler):
         fixed_cfg: Mapping[str, Any],
         taken: set[tuple[Any, ...]],
         cache: dict[Any, Any] | None,
-    ) -> tuple[_Mesh, np.ndarray | None]:
+    ) -> tuple[Mesh, np.ndarray | None]:
         """The smallest mesh level with a candidate no trial has taken, and its availability
         mask (``None`` if every candidate is taken and the mesh cannot grow).
 
@@ -511,11 +394,11 @@ class EnhancedAdaCentSampler(BaseSampler):
 
     def _describe(
         self, t: FrozenTrial, osp: OptunaSpace, depth: int | None, maximize: bool
-    ) -> _TrialEntry:
+    ) -> TrialEntry:
         """A trial as a center: its configuration key, embedding row and value at the depth."""
         params = self._center_params(t, osp)
         if params is None:
-            return _TrialEntry(None, None, math.nan)
+            return TrialEntry(None, None, math.nan)
         config = osp.to_config(params)
         row = osp.space.embed([config])[0]
         if t.intermediate_values:
@@ -525,7 +408,7 @@ class EnhancedAdaCentSampler(BaseSampler):
             value = float(t.values[0])
         else:
             value = math.nan
-        return _TrialEntry(config_key(config, osp.names), row, value)
+        return TrialEntry(config_key(config, osp.names), row, value)
 
     def _centers(
         self,
@@ -534,7 +417,7 @@ class EnhancedAdaCentSampler(BaseSampler):
         osp: OptunaSpace,
         trials: Sequence[FrozenTrial],
         cache: dict[Any, Any] | None,
-    ) -> tuple[_Centers, bool]:
+    ) -> tuple[Centers, bool]:
         """The centers (rows by trial id, raw values at the exploration depth), the
         configuration keys of all trials that took a candidate (centers and FAILED trials:
         failed trials are not centers, but their candidates count as handed out), the number
@@ -542,14 +425,14 @@ class EnhancedAdaCentSampler(BaseSampler):
         and whether another trial is running.
 
         Finished trials never change, so their contribution is accumulated once per process
-        (``_FinishedCenters``, a cache of what storage says); only the unfinished trials are
+        (``FinishedCenters``, a cache of what storage says); only the unfinished trials are
         read at every call.
         """
         maximize = study.direction == StudyDirection.MAXIMIZE
-        acc: _FinishedCenters = (
-            cache.setdefault(("finished", osp.key(), maximize), _FinishedCenters())
+        acc: FinishedCenters = (
+            cache.setdefault(("finished", osp.key(), maximize), FinishedCenters())
             if cache is not None
-            else _FinishedCenters()
+            else FinishedCenters()
         )
         seen = acc.seen
         new_finished: list[FrozenTrial] = []
@@ -565,7 +448,7 @@ class EnhancedAdaCentSampler(BaseSampler):
         T = self._max_resource_of(study, acc.max_complete_step)
         depth = math.floor(self._delta * T) if T is not None else None
         acc.update(depth, lambda t: self._describe(t, osp, depth, maximize))
-        out = _Centers(dict(acc.rows), list(acc.ids), list(acc.raw), list(acc.numbers), set(acc.taken), 0)
+        out = Centers(dict(acc.rows), list(acc.ids), list(acc.raw), list(acc.numbers), set(acc.taken), 0)
         concurrent = False
         for t in unfinished:
             if t.state == TrialState.RUNNING:
@@ -590,7 +473,7 @@ class EnhancedAdaCentSampler(BaseSampler):
             out.numbers.append(t.number)
         return out, concurrent
 
-    def _epsilon_for(self, centers: _Centers, scores: np.ndarray) -> float:
+    def _epsilon_for(self, centers: Centers, scores: np.ndarray) -> float:
         if not isinstance(self._epsilon, str):
             return float(self._epsilon)
         known = np.flatnonzero(~np.isnan(scores))
@@ -610,7 +493,7 @@ class EnhancedAdaCentSampler(BaseSampler):
         trial: FrozenTrial,
         osp: OptunaSpace,
         fixed_cfg: Mapping[str, Any],
-    ) -> tuple[_Mesh, int, bool]:
+    ) -> tuple[Mesh, int, bool]:
         """The mesh and index of the next center from a fresh storage snapshot, and whether
         other trials were running (then another worker may choose at the same time)."""
         cache = self._study_cache(study)
