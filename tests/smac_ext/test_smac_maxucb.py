@@ -473,3 +473,56 @@ def test_one_tobit_surrogate_per_arm(tmp_path: Path) -> None:
         n_arm = sum(intensifier.arm_of(c) == arm for c, _, _ in rec.told)
         # each model was trained on its own arm's observations only
         assert 0 < len(model.last_y) <= n_arm
+
+
+# ------------------------------------------------------------------------- parallel workers
+class InFlight(Recorder):
+    """Also records the largest number of trials asked but not yet told."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.max_in_flight = 0
+
+    def on_ask_end(self, smbo: Any, info: TrialInfo) -> None:
+        super().on_ask_end(smbo, info)
+        self.max_in_flight = max(self.max_in_flight, self.asks - len(self.told))
+
+
+def slow_train(config: Configuration, seed: int = 0) -> float:
+    import time
+
+    time.sleep(0.05)  # long enough for the two workers to overlap
+    return loss(config)
+
+
+def test_parallel_dask_workers_credit_every_result_to_its_arm(tmp_path: Path) -> None:
+    """SMAC with two Dask workers (the user's own client, as SMAC documents): trials run
+    concurrently, results come back out of order, and every one is credited to its arm."""
+    from dask.distributed import Client, LocalCluster
+
+    cluster = LocalCluster(n_workers=2, processes=False, threads_per_worker=1,
+                           dashboard_address=None)
+    client = Client(cluster)
+    try:
+        cs = cash_space(empty_arm=True)
+        scenario = make_scenario(tmp_path, cs, n_trials=20, n_workers=2)
+        intensifier = MaxUCBIntensifier(scenario, acquisition_maximizer_factory=fast_maximizer)
+        rec = InFlight()
+        smac = HyperparameterOptimizationFacade(
+            scenario, slow_train, intensifier=intensifier, callbacks=[rec], overwrite=True,
+            logging_level=40, dask_client=client,
+        )
+        smac.optimize()
+    finally:
+        client.close()
+        cluster.close()
+    assert rec.max_in_flight >= 2  # both workers were busy at once
+    assert len(rec.told) == 20 == smac.runhistory.finished
+    assert len({c for c, _, _ in rec.told}) == 20
+    assert sum(intensifier.pulls.values()) == 20
+    # every result credited exactly once, to the arm of its configuration; nothing pending
+    history = intensifier.policy.history()
+    assert len(history) == 20 and intensifier.policy.pending == [0, 0, 0]
+    told_arms = sorted(intensifier.arm_of(c) for c, _, _ in rec.told)
+    assert sorted(arm for arm, _ in history) == told_arms
+    assert intensifier.pulls["lin"] > intensifier.pulls["quad"]
