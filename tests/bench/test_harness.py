@@ -28,6 +28,13 @@ def test_cli_run_and_report_on_a_synthetic_problem(tmp_path, capsys) -> None:  #
     assert rc == 0
     assert "| optuna-tpe | 4 |" in text and "W/T/L vs random" in text and "rank@50%" in text
     assert (out / "plots" / "lc-synthetic.png").stat().st_size > 10_000
+    # subsets: methods, tasks and seeds
+    rc = main(["report", str(out), "--methods", "optuna-tpe", "--tasks", "1", "--seeds", "1",
+               "--no-plots"])
+    text = capsys.readouterr().out
+    assert rc == 0 and "| optuna-tpe | 1 |" in text and "| random |" not in text
+    assert main(["report", str(out), "--methods", "nope"]) == 2
+    assert "nope not in" in capsys.readouterr().err
     # rerunning skips finished runs
     assert main(["run", "--problem", "lc-synthetic", "--tasks", "0", "--methods", "random",
                  "--seeds", "0", "--budget-factor", "5", "--out", str(out)]) == 0

@@ -159,7 +159,14 @@ def _fractions(text: str) -> list[float]:
 def _cmd_report(args: argparse.Namespace) -> int:
     from uvp_plugins.bench.report import report
 
-    text = report(args.directory, args.baseline, _fractions(args.fractions), args.plot_dir, plots=not args.no_plots)
+    def names(text: str | None) -> list[str] | None:
+        return None if text is None else [t.strip() for t in text.split(",") if t.strip()]
+
+    text = report(
+        args.directory, args.baseline, _fractions(args.fractions), args.plot_dir,
+        plots=not args.no_plots, methods=names(args.methods), tasks=names(args.tasks),
+        seeds=None if args.seeds is None else parse_seeds(args.seeds),
+    )
     print(text)
     return 0
 
@@ -281,6 +288,9 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--fractions", default="0.1,0.25,0.5,1.0", help="budget fractions for ranks")
     rep.add_argument("--plot-dir", default=None, help="where to write PNGs (default DIR/plots)")
     rep.add_argument("--no-plots", action="store_true")
+    rep.add_argument("--methods", default=None, help="comma-separated methods to include (default: all)")
+    rep.add_argument("--tasks", default=None, help="comma-separated tasks to include (default: all)")
+    rep.add_argument("--seeds", default=None, help="seeds to include, e.g. 0-4 (default: all)")
     rep.set_defaults(func=_cmd_report)
 
     idhb = sub.add_parser("idhb", help="ID-HB variants vs re-running Hyperband at eta*R (Brandt et al., Figure 3)")

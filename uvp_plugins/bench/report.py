@@ -264,9 +264,29 @@ def report(
     fractions: Sequence[float] = DEFAULT_FRACTIONS,
     plot_dir: str | Path | None = None,
     plots: bool = True,
+    methods: Sequence[str] | None = None,
+    tasks: Sequence[str] | None = None,
+    seeds: Sequence[int] | None = None,
 ) -> str:
-    """Print-ready markdown for every problem in ``directory``; writes PNGs unless ``plots=False``."""
+    """Print-ready markdown for every problem in ``directory``; writes PNGs unless ``plots=False``.
+
+    ``methods``, ``tasks`` and ``seeds`` restrict the runs (e.g. to the tasks and seeds every
+    compared method was run on, so that the ranks compare like with like)."""
     runs = load_runs(directory)
+    for name, wanted, attr in (("methods", methods, "method"), ("tasks", tasks, "task")):
+        if wanted is not None:
+            present = {getattr(r, attr) for r in runs}
+            unknown = sorted(set(wanted) - present)
+            if unknown:
+                raise ValueError(
+                    f"--{name}: {', '.join(unknown)} not in {directory}; present: "
+                    f"{', '.join(sorted(present))}"
+                )
+            runs = [r for r in runs if getattr(r, attr) in set(wanted)]
+    if seeds is not None:
+        runs = [r for r in runs if r.seed in set(seeds)]
+    if not runs:
+        raise ValueError(f"no runs left in {directory} after the --methods/--tasks/--seeds filters")
     out_dir = Path(plot_dir) if plot_dir is not None else Path(directory) / "plots"
     texts = []
     for problem in sorted({r.problem for r in runs}):
