@@ -197,6 +197,17 @@ def test_bandit_maxucb_concentrates_on_the_best_arm_of_the_synthetic_problem() -
     assert np.mean(finals_maxucb) < np.mean(finals_random)
 
 
+def test_run_context_counts_evaluations_per_arm() -> None:
+    p = SyntheticCash("0")
+    ctx = RunContext(p, total_budget=60, seed=1)
+    policy = run_bandit(ctx, lambda k, s: MaxUCB(k, seed=s))
+    # every paid evaluation is counted once, under the arm the policy pulled
+    assert ctx.arm_evaluations == {
+        arm: n for arm, n in zip(p.arms, policy.n_pulls, strict=True) if n > 0
+    }
+    assert sum(ctx.arm_evaluations.values()) == ctx.ledger.n_evaluations == 60
+
+
 def test_bandit_methods_run_on_real_sklearn_training() -> None:
     p = SklearnCash("breast_cancer", arms=["knn", "logreg", "gaussian_nb"])
     ctx = RunContext(p, total_budget=8, seed=0)

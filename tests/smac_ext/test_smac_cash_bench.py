@@ -98,3 +98,9 @@ def test_report_prints_time_per_ask_beside_smac_combined(tmp_path, capsys) -> No
     text = capsys.readouterr().out
     assert "Optimizer time per step" in text
     assert "| smac-maxucb | ask | 1 | 10.0 |" in text and "| smac-combined | ask | 1 | 10.0 |" in text
+    # how each method spread its 10 iterations over the model classes
+    assert sum(summary["arm_evaluations"].values()) == 10
+    assert "Evaluations per arm (mean per run)" in text
+    arm_table = text.split("Evaluations per arm (mean per run)")[1]
+    row = next(line for line in arm_table.splitlines() if line.startswith("| smac-maxucb | 1 | "))
+    assert sum(float(c) for c in row.strip("| ").split(" | ")[2:]) == 10.0

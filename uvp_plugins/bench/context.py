@@ -48,6 +48,9 @@ class RunContext:
         self.extra_eval_seconds = 0.0
         #: wall seconds of named optimizer steps (e.g. ``"ask"``), recorded by :meth:`timed`
         self.timings: dict[str, list[float]] = {}
+        #: for CASH problems (a ``selector`` parameter names the model class): evaluations per arm
+        self.arm_evaluations: dict[str, int] = {}
+        self._selector: str | None = getattr(problem, "selector", None)
 
     # ------------------------------------------------------------------ facts
     @property
@@ -101,9 +104,13 @@ class RunContext:
         with self._lock:
             if restart:
                 self._curves.pop(trial, None)
-            return self.ledger.pay_and_evaluate(
+            value = self.ledger.pay_and_evaluate(
                 trial, budget, lambda b: self._envelope(trial, config, b), restart=restart
             )
+            if self._selector is not None and self._selector in config:
+                arm = str(config[self._selector])
+                self.arm_evaluations[arm] = self.arm_evaluations.get(arm, 0) + 1
+            return value
 
     def evaluate_curve(
         self, trial: Hashable, config: Mapping[str, Any], budget: int

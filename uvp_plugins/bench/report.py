@@ -13,6 +13,7 @@ For every problem found under the directory:
 * **overhead**: mean wall time per run spent outside problem evaluations (the optimizer's cost).
 * **optimizer time per step**: for methods that time named steps (e.g. SMAC's ``ask``), calls per
   run and milliseconds per call.
+* **evaluations per arm** (CASH problems): mean evaluations per model class and run, per method.
 
 Plots (PNG): anytime mean rank vs budget fraction, and mean score vs budget fraction.
 """
@@ -217,6 +218,24 @@ def format_timings(runs: Sequence[Run]) -> str:
     return "\n".join(lines)
 
 
+def format_arm_evaluations(runs: Sequence[Run]) -> str:
+    """Markdown table of evaluations per arm (CASH problems: model class), mean per run for each
+    method, from the runs' ``arm_evaluations``; empty if no run recorded any."""
+    per: dict[str, list[dict[str, int]]] = {}
+    for r in runs:
+        counts = r.summary.get("arm_evaluations")
+        if counts:
+            per.setdefault(r.method, []).append(counts)
+    if not per:
+        return ""
+    arms = sorted({a for cs in per.values() for c in cs for a in c})
+    lines = ["| method | runs | " + " | ".join(arms) + " |", "|---|---|" + "---|" * len(arms)]
+    for method, cs in sorted(per.items()):
+        means = [sum(c.get(a, 0) for c in cs) / len(cs) for a in arms]
+        lines.append(f"| {method} | {len(cs)} | " + " | ".join(f"{m:.1f}" for m in means) + " |")
+    return "\n".join(lines)
+
+
 def rows_direction(rows: Sequence[dict[str, Any]]) -> str:
     return str(rows[0].get("direction", "max")) if rows else "max"
 
@@ -308,6 +327,9 @@ def report(
         timings = format_timings(pruns)
         if timings:
             text += "\n\nOptimizer time per step (wall, in the same runs):\n\n" + timings
+        arm_table = format_arm_evaluations(pruns)
+        if arm_table:
+            text += "\n\nEvaluations per arm (mean per run):\n\n" + arm_table
         if plots:
             png = plot_problem(pruns, out_dir / f"{problem}.png", problem)
             text += f"\nPlot: {png}"

@@ -124,6 +124,8 @@ def run_one(spec: RunSpec, out: str | os.PathLike[str]) -> dict[str, Any]:
     options = {k: v for k, v in spec.problem_options.items() if k != "yahpo_data"}
     if options:  # e.g. log_params: a different parameterisation of the space
         summary["problem_options"] = options
+    if ctx.arm_evaluations:  # CASH problems: how the budget was spread over model classes
+        summary["arm_evaluations"] = dict(sorted(ctx.arm_evaluations.items()))
     if ctx.timings:
         summary["timings"] = {
             name: {
