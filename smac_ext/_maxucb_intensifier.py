@@ -85,7 +85,7 @@ import dataclasses
 import logging
 import math
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from ConfigSpace import Configuration
@@ -171,7 +171,11 @@ class MaxUCBIntensifier(AbstractIntensifier):
     Args:
         scenario: the SMAC scenario; ``scenario.configspace`` must be a CASH space.
         alpha: exploration parameter ``alpha >= 0`` of MaxUCB (paper default 0.5).
-        burn_in: burn-in rounds ``C >= 0`` (Alg. E.1; 0 = Alg. 1).
+        burn_in: burn-in rounds ``C >= 0`` (Alg. E.1; 0 = Alg. 1), or ``"initial_design"``:
+            ``C = 1 + n_initial``, the size of every arm's initial design (its default plus the
+            Sobol configurations), so the bandit judges arms only on their model-based
+            proposals (measured on YAHPO in ``docs/results/smac_maxucb.md``; needs the built-in
+            initial design, not ``initial_design_factory``).
         selector: name of the top-level categorical (detected if ``None``).
         policy: the bandit policy of :mod:`uvp_plugins.bandits` (``"MaxUCB"``; ``"UCB"``,
             ``"QuantileUCB"``, ``"RoundRobin"`` are the paper's baselines on the same per-arm HPO).
@@ -202,7 +206,7 @@ class MaxUCBIntensifier(AbstractIntensifier):
         self,
         scenario: Scenario,
         alpha: float = 0.5,
-        burn_in: int = 0,
+        burn_in: int | Literal["initial_design"] = 0,
         *,
         selector: str | None = None,
         policy: str = "MaxUCB",
@@ -248,6 +252,19 @@ class MaxUCBIntensifier(AbstractIntensifier):
             raise TypeError(f"facade must be a SMAC facade class, got {facade!r}")
 
         self._cash: CashSpace = split_cash_space(scenario.configspace, selector)
+        k = self._cash.n_arms
+        self._n_initial = (
+            max(0, int(scenario.n_trials // (4 * k)) - 1) if n_initial is None else n_initial
+        )
+        if isinstance(burn_in, str):
+            if burn_in != "initial_design":
+                raise ValueError("burn_in must be an int >= 0 or 'initial_design', got "
+                                 f"{burn_in!r}")
+            if initial_design_factory is not None:
+                raise ValueError("burn_in='initial_design' sizes the burn-in from the built-in "
+                                 "per-arm initial design (1 + n_initial); with "
+                                 "initial_design_factory give burn_in as an int")
+            burn_in = 1 + self._n_initial
         self._policy_name = policy
         self._policy_kwargs: dict[str, Any] = {"burn_in": burn_in}
         if policy in _ALPHA_POLICIES:
@@ -268,10 +285,6 @@ class MaxUCBIntensifier(AbstractIntensifier):
             "random_design": random_design_factory,
             "initial_design": initial_design_factory,
         }
-        k = self._cash.n_arms
-        self._n_initial = (
-            max(0, int(scenario.n_trials // (4 * k)) - 1) if n_initial is None else n_initial
-        )
         # one Scenario per arm: the user's scenario on the arm subspace (never saved)
         self._arm_scenarios = [
             dataclasses.replace(scenario, configspace=sub) for sub in self._cash.subspaces

@@ -41,7 +41,7 @@ class TinyCash(CashProblem):
 def test_methods_are_registered_for_cash_problems() -> None:
     for name, kind in [("smac-maxucb", "ours"), ("smac-combined", "native"),
                        ("smac-ucb", "ours"), ("smac-quantileucb", "ours"),
-                       ("smac-roundrobin", "ours")]:
+                       ("smac-roundrobin", "ours"), ("smac-maxucb-burnin-design", "ours")]:
         spec = get_method(name)
         assert spec.kind == kind and spec.problem_kinds == ("cash",)
         assert spec.requires == ("smac",)
@@ -74,6 +74,19 @@ def test_smac_maxucb_credits_arms_and_survives_crashing_fits() -> None:
     # the ledger only records finite values: the crashed fits are paid but not scored
     crashed = [c for c in problem.calls if c["algorithm"] == "bad" and c["x"] > 0.5]
     assert len(ctx.ledger.curve) == 16 - len(crashed)
+
+
+def test_burnin_design_covers_every_arms_initial_design() -> None:
+    # T = 40, K = 2: each arm's design is its default + T // (4K) - 1 = 4 Sobol configurations,
+    # so the burn-in is C = 5 rounds: the first 10 pulls alternate and are not judged
+    problem = TinyCash({"good": [FloatParam("x", 0.0, 1.0)], "bad": [FloatParam("x", 0.0, 1.0)]})
+    ctx = RunContext(problem, total_budget=40, seed=0)
+    get_method("smac-maxucb-burnin-design").run(ctx)
+    assert ctx.ledger.spent == 40
+    arms = [c["algorithm"] for c in problem.calls]
+    assert arms[:10] == ["good", "bad"] * 5
+    assert arms[10:12] == ["good", "bad"]  # after the burn-in, t restarts: one pull per arm
+    assert arms.count("good") > arms.count("bad")
 
 
 def test_smac_maxucb_stops_when_every_arm_is_exhausted() -> None:

@@ -154,6 +154,28 @@ def test_optimize_follows_maxucb_and_keeps_joint_incumbent(tmp_path: Path) -> No
     assert data["incumbent_ids"] == [smac.runhistory.get_config_id(incumbent)]
 
 
+def test_burn_in_can_cover_every_arms_initial_design(tmp_path: Path) -> None:
+    cs = cash_space(empty_arm=False)
+    scenario = make_scenario(tmp_path, cs, n_trials=24)
+    # K = 2 arms, n_initial = 24 // 8 - 1 = 2: each arm's design is its default + 2 Sobol
+    intensifier = MaxUCBIntensifier(scenario, burn_in="initial_design",
+                                    acquisition_maximizer_factory=fast_maximizer)
+    assert intensifier.policy.burn_in == 3 and intensifier.meta["burn_in"] == 3
+    rec = Recorder()
+    smac = HyperparameterOptimizationFacade(scenario, train, intensifier=intensifier,
+                                            callbacks=[rec], overwrite=True, logging_level=40)
+    smac.optimize()
+    arms = [intensifier.arm_of(c) for c, _, _ in rec.told]
+    assert arms[:6] == [0, 1] * 3  # the burn-in: round robin over the designs
+    assert arms[6:8] == [0, 1]  # then Alg. 1 starts afresh with one pull per arm
+    # the designs' results are not observed by the bandit; every later result is
+    assert len(intensifier.policy.history()) == 24 - 6
+    # the arms' model-based phase starts right after the burn-in (origins of pulls 7 and 8)
+    assert all("Initial Design" not in str(c.origin) for c, _, _ in rec.told[6:8])
+    assert all("Default" in str(c.origin) or "Sobol" in str(c.origin)
+               for c, _, _ in rec.told[:6])
+
+
 def test_arm_without_hyperparameters_is_pulled_once_then_exhausted(tmp_path: Path) -> None:
     cs = cash_space(empty_arm=True)
     scenario = make_scenario(tmp_path, cs, n_trials=14)
@@ -412,6 +434,11 @@ def test_bad_input_is_rejected_with_clear_errors(tmp_path: Path) -> None:
         MaxUCBIntensifier(scenario, alpha=-0.1)
     with pytest.raises(ValueError, match="burn_in"):
         MaxUCBIntensifier(scenario, burn_in=-1)
+    with pytest.raises(ValueError, match="burn_in must be an int >= 0 or 'initial_design'"):
+        MaxUCBIntensifier(scenario, burn_in="design")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="with initial_design_factory give burn_in as an int"):
+        MaxUCBIntensifier(scenario, burn_in="initial_design",
+                          initial_design_factory=lambda s: None)  # type: ignore[arg-type,return-value]
     with pytest.raises(ValueError, match="policy must be one of"):
         MaxUCBIntensifier(scenario, policy="Thompson")
     with pytest.raises(ValueError, match=r"n_initial must be None or an int in .* = \[0, 9\]"):

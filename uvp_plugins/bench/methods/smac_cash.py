@@ -13,6 +13,11 @@ ledger stays in control: trial ``n`` is charged with ``ctx.evaluate(("smac", n),
 * ``smac-maxucb-burnin``: the same with a burn-in of ``C = 5`` rounds per arm (Alg. E.1: the
   first ``5 K`` pulls are round-robin and their rewards are not observed by the bandit), the
   paper's remedy for rewards that are not yet stationary early in HPO (App. E.3, YaHPOGym).
+* ``smac-maxucb-burnin-design``: the burn-in covers every arm's initial design
+  (``burn_in="initial_design"``: ``C`` = the default configuration plus the intensifier's
+  per-arm Sobol design, ``T // (4 K)`` for ``T >= 4 K``), so the
+  bandit judges arms only on their model-based proposals; the rewards of random configurations,
+  which are not representative of what an arm's HPO will reach, are not observed (Alg. E.1).
 * ``smac-combined``: SMAC's own facade on the joint conditional space (the paper's "combined
   search" baseline with SMAC).
 * ``smac-ucb``, ``smac-quantileucb``, ``smac-roundrobin``: the paper's bandit baselines on the
@@ -58,7 +63,10 @@ def _cash_configspace(ctx: RunContext) -> Any:
 
 
 def run_smac_cash(
-    ctx: RunContext, policy: str | None = "MaxUCB", alpha: float = 0.5, burn_in: int = 0
+    ctx: RunContext,
+    policy: str | None = "MaxUCB",
+    alpha: float = 0.5,
+    burn_in: int | str = 0,
 ) -> None:
     """One run: SMAC HPO facade with the bandit intensifier (``policy``) or without (``None``).
 
@@ -67,6 +75,7 @@ def run_smac_cash(
         policy: a policy of :mod:`uvp_plugins.bandits` for :class:`smac_ext.MaxUCBIntensifier`,
             or ``None`` for SMAC's own intensifier on the joint space (combined search).
         alpha: the policy's exploration parameter (ignored by ``"RoundRobin"``).
+        burn_in: the intensifier's ``burn_in`` (rounds ``C``, or ``"initial_design"``).
     """
     import logging
 
@@ -149,6 +158,17 @@ def _run_maxucb(ctx: RunContext) -> None:
 )
 def _run_maxucb_burnin(ctx: RunContext) -> None:
     run_smac_cash(ctx, policy="MaxUCB", burn_in=5)
+
+
+@register_method(
+    "smac-maxucb-burnin-design",
+    "MaxUCB-Burn-in (alpha=0.5, C = per-arm initial design, T // (4K)) over per-model SMAC RF HPO",
+    requires=("smac",),
+    kind="ours",
+    problem_kinds=("cash",),
+)
+def _run_maxucb_burnin_design(ctx: RunContext) -> None:
+    run_smac_cash(ctx, policy="MaxUCB", burn_in="initial_design")
 
 
 @register_method(
