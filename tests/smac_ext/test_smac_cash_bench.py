@@ -41,7 +41,8 @@ class TinyCash(CashProblem):
 def test_methods_are_registered_for_cash_problems() -> None:
     for name, kind in [("smac-maxucb", "ours"), ("smac-combined", "native"),
                        ("smac-ucb", "ours"), ("smac-quantileucb", "ours"),
-                       ("smac-roundrobin", "ours"), ("smac-maxucb-burnin-design", "ours")]:
+                       ("smac-roundrobin", "ours"), ("smac-maxucb-burnin-design", "ours"),
+                       ("smac-quantileucb-burnin-design", "ours")]:
         spec = get_method(name)
         assert spec.kind == kind and spec.problem_kinds == ("cash",)
         assert spec.requires == ("smac",)

@@ -21,7 +21,8 @@ ledger stays in control: trial ``n`` is charged with ``ctx.evaluate(("smac", n),
 * ``smac-combined``: SMAC's own facade on the joint conditional space (the paper's "combined
   search" baseline with SMAC).
 * ``smac-ucb``, ``smac-quantileucb``, ``smac-roundrobin``: the paper's bandit baselines on the
-  same per-arm SMAC HPO (the intensifier with ``policy=...``).
+  same per-arm SMAC HPO (the intensifier with ``policy=...``); ``smac-quantileucb-burnin-design``
+  gives Quantile-UCB the same burn-in as ``smac-maxucb-burnin-design``.
 
 Losses are told as costs (``cost = -sign * value``). A failing evaluation (an exception of the
 problem other than ``BudgetExhausted``) is told as ``StatusType.CRASHED`` with the worst cost told
@@ -202,6 +203,17 @@ def _run_ucb(ctx: RunContext) -> None:
 )
 def _run_quantile_ucb(ctx: RunContext) -> None:
     run_smac_cash(ctx, policy="QuantileUCB")
+
+
+@register_method(
+    "smac-quantileucb-burnin-design",
+    "Quantile-UCB (alpha=0.5, tau=0.95), burn-in over the per-arm initial designs, per-model SMAC",
+    requires=("smac",),
+    kind="ours",
+    problem_kinds=("cash",),
+)
+def _run_quantile_ucb_burnin_design(ctx: RunContext) -> None:
+    run_smac_cash(ctx, policy="QuantileUCB", burn_in="initial_design")
 
 
 @register_method(
