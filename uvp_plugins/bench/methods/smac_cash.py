@@ -36,6 +36,7 @@ directory that is removed after the run.
 
 from __future__ import annotations
 
+import functools
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -139,89 +140,36 @@ def run_smac_cash(
             return
 
 
-@register_method(
-    "smac-maxucb",
-    "MaxUCB intensifier (alpha=0.5) over per-model SMAC RF HPO (smac_ext.MaxUCBIntensifier)",
-    requires=("smac",),
-    kind="ours",
-    problem_kinds=("cash",),
+#: (name, description, kind, policy, burn_in): every method is ``run_smac_cash`` with these
+#: arguments (``policy=None`` is SMAC's own intensifier on the joint space)
+_METHOD_TABLE: tuple[tuple[str, str, str, str | None, int | str], ...] = (
+    ("smac-maxucb",
+     "MaxUCB intensifier (alpha=0.5) over per-model SMAC RF HPO (smac_ext.MaxUCBIntensifier)",
+     "ours", "MaxUCB", 0),
+    ("smac-maxucb-burnin",
+     "MaxUCB-Burn-in intensifier (alpha=0.5, C=5; Alg. E.1) over per-model SMAC RF HPO",
+     "ours", "MaxUCB", 5),
+    ("smac-maxucb-burnin-design",
+     "MaxUCB-Burn-in (alpha=0.5, C = per-arm initial design, T // (4K)) over per-model SMAC RF HPO",
+     "ours", "MaxUCB", "initial_design"),
+    ("smac-combined",
+     "SMAC3 HyperparameterOptimizationFacade (RF + EI) on the joint conditional CASH space",
+     "native", None, 0),
+    ("smac-ucb",
+     "UCB (alpha=0.5) over per-model SMAC RF HPO (paper baseline, smac_ext intensifier)",
+     "ours", "UCB", 0),
+    ("smac-quantileucb",
+     "Quantile-UCB (alpha=0.5, tau=0.95) over per-model SMAC RF HPO (paper baseline)",
+     "ours", "QuantileUCB", 0),
+    ("smac-quantileucb-burnin-design",
+     "Quantile-UCB (alpha=0.5, tau=0.95), burn-in over the per-arm initial designs, per-model SMAC",
+     "ours", "QuantileUCB", "initial_design"),
+    ("smac-roundrobin",
+     "Round-robin arm allocation over per-model SMAC RF HPO (paper baseline)",
+     "ours", "RoundRobin", 0),
 )
-def _run_maxucb(ctx: RunContext) -> None:
-    run_smac_cash(ctx, policy="MaxUCB")
 
-
-@register_method(
-    "smac-maxucb-burnin",
-    "MaxUCB-Burn-in intensifier (alpha=0.5, C=5; Alg. E.1) over per-model SMAC RF HPO",
-    requires=("smac",),
-    kind="ours",
-    problem_kinds=("cash",),
-)
-def _run_maxucb_burnin(ctx: RunContext) -> None:
-    run_smac_cash(ctx, policy="MaxUCB", burn_in=5)
-
-
-@register_method(
-    "smac-maxucb-burnin-design",
-    "MaxUCB-Burn-in (alpha=0.5, C = per-arm initial design, T // (4K)) over per-model SMAC RF HPO",
-    requires=("smac",),
-    kind="ours",
-    problem_kinds=("cash",),
-)
-def _run_maxucb_burnin_design(ctx: RunContext) -> None:
-    run_smac_cash(ctx, policy="MaxUCB", burn_in="initial_design")
-
-
-@register_method(
-    "smac-combined",
-    "SMAC3 HyperparameterOptimizationFacade (RF + EI) on the joint conditional CASH space",
-    requires=("smac",),
-    kind="native",
-    problem_kinds=("cash",),
-)
-def _run_combined(ctx: RunContext) -> None:
-    run_smac_cash(ctx, policy=None)
-
-
-@register_method(
-    "smac-ucb",
-    "UCB (alpha=0.5) over per-model SMAC RF HPO (paper baseline, smac_ext intensifier)",
-    requires=("smac",),
-    kind="ours",
-    problem_kinds=("cash",),
-)
-def _run_ucb(ctx: RunContext) -> None:
-    run_smac_cash(ctx, policy="UCB")
-
-
-@register_method(
-    "smac-quantileucb",
-    "Quantile-UCB (alpha=0.5, tau=0.95) over per-model SMAC RF HPO (paper baseline)",
-    requires=("smac",),
-    kind="ours",
-    problem_kinds=("cash",),
-)
-def _run_quantile_ucb(ctx: RunContext) -> None:
-    run_smac_cash(ctx, policy="QuantileUCB")
-
-
-@register_method(
-    "smac-quantileucb-burnin-design",
-    "Quantile-UCB (alpha=0.5, tau=0.95), burn-in over the per-arm initial designs, per-model SMAC",
-    requires=("smac",),
-    kind="ours",
-    problem_kinds=("cash",),
-)
-def _run_quantile_ucb_burnin_design(ctx: RunContext) -> None:
-    run_smac_cash(ctx, policy="QuantileUCB", burn_in="initial_design")
-
-
-@register_method(
-    "smac-roundrobin",
-    "Round-robin arm allocation over per-model SMAC RF HPO (paper baseline)",
-    requires=("smac",),
-    kind="ours",
-    problem_kinds=("cash",),
-)
-def _run_round_robin(ctx: RunContext) -> None:
-    run_smac_cash(ctx, policy="RoundRobin")
+for _name, _description, _kind, _policy, _burn_in in _METHOD_TABLE:
+    register_method(_name, _description, requires=("smac",), kind=_kind, problem_kinds=("cash",))(
+        functools.partial(run_smac_cash, policy=_policy, burn_in=_burn_in)
+    )
