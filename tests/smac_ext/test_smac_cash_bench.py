@@ -42,7 +42,8 @@ def test_methods_are_registered_for_cash_problems() -> None:
     for name, kind in [("smac-maxucb", "ours"), ("smac-combined", "native"),
                        ("smac-ucb", "ours"), ("smac-quantileucb", "ours"),
                        ("smac-roundrobin", "ours"), ("smac-maxucb-burnin-design", "ours"),
-                       ("smac-quantileucb-burnin-design", "ours")]:
+                       ("smac-quantileucb-burnin-design", "ours"),
+                       ("smac-combined-defaults", "native")]:
         spec = get_method(name)
         assert spec.kind == kind and spec.problem_kinds == ("cash",)
         assert spec.requires == ("smac",)
@@ -88,6 +89,47 @@ def test_burnin_design_covers_every_arms_initial_design() -> None:
     assert arms[:10] == ["good", "bad"] * 5
     assert arms[10:12] == ["good", "bad"]  # after the burn-in, t restarts: one pull per arm
     assert arms.count("good") > arms.count("bad")
+
+
+def test_combined_defaults_evaluates_every_class_default_first() -> None:
+    # the paper's combined-search protocol (App. D): each class's default, then Sobol; the
+    # class without hyperparameters is its own default
+    from smac import Scenario
+
+    from smac_ext import cash_configspace
+
+    problem = TinyCash()
+    ctx = RunContext(problem, total_budget=40, seed=0)
+    get_method("smac-combined-defaults").run(ctx)
+    assert ctx.ledger.spent == 40
+    first = problem.calls[:3]
+    assert [c["algorithm"] for c in first] == ["good", "bad", "nb"]
+    space = cash_configspace(problem.arm_spaces, selector=problem.selector, arms=problem.arms,
+                             seed=0, prefix=False)
+    default_x = {name: hp.default_value for name, hp in space.items() if name != "algorithm"}
+    assert first[0]["x"] == pytest.approx(default_x["good:x"])
+    assert first[1]["x"] == pytest.approx(default_x["bad:x"])
+    assert set(first[2]) == {"algorithm"}
+    # the class defaults replace K = 3 of the facade's n = min(10 d, T / 4) = 10 Sobol
+    # configurations (d = 3 joint hyperparameters); Sobol duplicates collapse, as in SMAC
+    from smac.initial_design import SobolInitialDesign
+
+    from uvp_plugins.bench.methods.smac_cash import _class_defaults_first_design
+
+    scenario = Scenario(space, n_trials=40, seed=0, deterministic=True)
+    design = _class_defaults_first_design(scenario, ctx).select_configurations()
+    sobol = SobolInitialDesign(scenario, n_configs=10 - 3).select_configurations()
+    assert design[3:] == [c for c in sobol if c not in design[:3]]
+    assert [c["algorithm"] for c in design[:3]] == ["good", "bad", "nb"]
+
+
+def test_class_defaults_first_is_refused_with_a_bandit_policy() -> None:
+    from uvp_plugins.bench.methods.smac_cash import run_smac_cash
+
+    ctx = RunContext(TinyCash(), total_budget=10, seed=0)
+    with pytest.raises(ValueError, match="class_defaults_first"):
+        run_smac_cash(ctx, policy="MaxUCB", class_defaults_first=True)
+    assert ctx.ledger.spent == 0
 
 
 def test_smac_maxucb_stops_when_every_arm_is_exhausted() -> None:

@@ -19,7 +19,13 @@ ledger stays in control: trial ``n`` is charged with ``ctx.evaluate(("smac", n),
   bandit judges arms only on their model-based proposals; the rewards of random configurations,
   which are not representative of what an arm's HPO will reach, are not observed (Alg. E.1).
 * ``smac-combined``: SMAC's own facade on the joint conditional space (the paper's "combined
-  search" baseline with SMAC).
+  search" baseline with SMAC), with the facade's default initial design (Sobol, ``min(10 d,
+  T / 4)`` configurations for ``d`` joint hyperparameters).
+* ``smac-combined-defaults``: the same facade with the paper's initial-design protocol for
+  combined search (App. D, TabRepoRaw/YaHPOGym: "we always evaluate the default configuration
+  for each model first and then allow SMAC to run an initial design of 50 - #arms
+  configurations in the upper level"): every class's default configuration first, then
+  ``n - K`` Sobol configurations, ``n`` the facade's default design size (50 at ``T = 200``).
 * ``smac-ucb``, ``smac-quantileucb``, ``smac-roundrobin``: the paper's bandit baselines on the
   same per-arm SMAC HPO (the intensifier with ``policy=...``); ``smac-quantileucb-burnin-design``
   gives Quantile-UCB the same burn-in as ``smac-maxucb-burnin-design``.
@@ -64,11 +70,41 @@ def _cash_configspace(ctx: RunContext) -> Any:
     )
 
 
+def _class_defaults_first_design(scenario: Any, ctx: RunContext) -> Any:
+    """Combined-search initial design of the paper (App. D): each class's default first.
+
+    The joint configurations with the selector set to each arm and that arm's hyperparameters at
+    their defaults come first, in arm order, then ``n - K`` Sobol configurations of the joint
+    space, ``n = min(10 d, T / 4)`` the HPO facade's default design size. (SMAC's
+    ``additional_configs`` would come *after* the Sobol configurations, hence the reordering.)
+    """
+    from smac.initial_design import SobolInitialDesign
+
+    from smac_ext import split_cash_space
+
+    problem: Any = ctx.problem
+    cash = split_cash_space(scenario.configspace, selector=problem.selector)
+    defaults = [
+        cash.to_joint(i, sub.get_default_configuration(), origin="Initial Design: class default")
+        for i, sub in enumerate(cash.subspaces)
+    ]
+    n_facade = int(max(1, min(10 * len(scenario.configspace), 0.25 * scenario.n_trials)))
+    n_sobol = max(0, n_facade - len(defaults))
+
+    class ClassDefaultsFirst(SobolInitialDesign):  # type: ignore[misc]
+        def select_configurations(self) -> list[Any]:
+            configs = super().select_configurations()
+            return defaults + [c for c in configs if c not in defaults]
+
+    return ClassDefaultsFirst(scenario, n_configs=n_sobol)
+
+
 def run_smac_cash(
     ctx: RunContext,
     policy: str | None = "MaxUCB",
     alpha: float = 0.5,
     burn_in: int | str = 0,
+    class_defaults_first: bool = False,
 ) -> None:
     """One run: SMAC HPO facade with the bandit intensifier (``policy``) or without (``None``).
 
@@ -78,6 +114,9 @@ def run_smac_cash(
             or ``None`` for SMAC's own intensifier on the joint space (combined search).
         alpha: the policy's exploration parameter (ignored by ``"RoundRobin"``).
         burn_in: the intensifier's ``burn_in`` (rounds ``C``, or ``"initial_design"``).
+        class_defaults_first: combined search only (``policy=None``): the initial design is
+            every class's default configuration, then the facade's default Sobol design shortened
+            by the number of classes (the paper's combined-search protocol, App. D).
     """
     import logging
 
@@ -107,12 +146,19 @@ def run_smac_cash(
             if burn_in:
                 kwargs["burn_in"] = burn_in
             intensifier = MaxUCBIntensifier(scenario, **kwargs)
+        facade_kwargs: dict[str, Any] = {}
+        if class_defaults_first:
+            if policy is not None:
+                raise ValueError("class_defaults_first is a combined-search protocol: it needs "
+                                 f"policy=None, got policy={policy!r}")
+            facade_kwargs["initial_design"] = _class_defaults_first_design(scenario, ctx)
 
         def target(config: Any, seed: int = 0) -> float:
             raise RuntimeError("the benchmark drives SMAC through ask/tell")
 
         smac = HyperparameterOptimizationFacade(
-            scenario, target, intensifier=intensifier, overwrite=True, logging_level=40
+            scenario, target, intensifier=intensifier, overwrite=True, logging_level=40,
+            **facade_kwargs,
         )
         n = 0
         worst = None  # the worst cost told so far: the cost of a crashed trial
@@ -173,3 +219,10 @@ for _name, _description, _kind, _policy, _burn_in in _METHOD_TABLE:
     register_method(_name, _description, requires=("smac",), kind=_kind, problem_kinds=("cash",))(
         functools.partial(run_smac_cash, policy=_policy, burn_in=_burn_in)
     )
+
+register_method(
+    "smac-combined-defaults",
+    "SMAC3 HPO facade on the joint CASH space, paper protocol: every class's default first, "
+    "then the facade's Sobol design minus K",
+    requires=("smac",), kind="native", problem_kinds=("cash",),
+)(functools.partial(run_smac_cash, policy=None, class_defaults_first=True))
