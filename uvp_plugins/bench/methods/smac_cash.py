@@ -118,6 +118,9 @@ def run_smac_cash(
             every class's default configuration, then the facade's default Sobol design shortened
             by the number of classes (the paper's combined-search protocol, App. D).
     """
+    if class_defaults_first and policy is not None:
+        raise ValueError("class_defaults_first is a combined-search protocol: it needs "
+                         f"policy=None, got policy={policy!r}")
     import logging
 
     from smac import HyperparameterOptimizationFacade, Scenario
@@ -148,9 +151,6 @@ def run_smac_cash(
             intensifier = MaxUCBIntensifier(scenario, **kwargs)
         facade_kwargs: dict[str, Any] = {}
         if class_defaults_first:
-            if policy is not None:
-                raise ValueError("class_defaults_first is a combined-search protocol: it needs "
-                                 f"policy=None, got policy={policy!r}")
             facade_kwargs["initial_design"] = _class_defaults_first_design(scenario, ctx)
 
         def target(config: Any, seed: int = 0) -> float:
