@@ -78,6 +78,7 @@ def _class_defaults_first_design(scenario: Any, ctx: RunContext) -> Any:
     space, ``n = min(10 d, T / 4)`` the HPO facade's default design size. (SMAC's
     ``additional_configs`` would come *after* the Sobol configurations, hence the reordering.)
     """
+    from smac import HyperparameterOptimizationFacade
     from smac.initial_design import SobolInitialDesign
 
     from smac_ext import split_cash_space
@@ -88,8 +89,8 @@ def _class_defaults_first_design(scenario: Any, ctx: RunContext) -> Any:
         cash.to_joint(i, sub.get_default_configuration(), origin="Initial Design: class default")
         for i, sub in enumerate(cash.subspaces)
     ]
-    n_facade = int(max(1, min(10 * len(scenario.configspace), 0.25 * scenario.n_trials)))
-    n_sobol = max(0, n_facade - len(defaults))
+    facade_design = HyperparameterOptimizationFacade.get_initial_design(scenario)
+    n_sobol = max(0, int(facade_design.meta["n_configs"]) - len(defaults))
 
     class ClassDefaultsFirst(SobolInitialDesign):  # type: ignore[misc]
         def select_configurations(self) -> list[Any]:
@@ -186,43 +187,42 @@ def run_smac_cash(
             return
 
 
-#: (name, description, kind, policy, burn_in): every method is ``run_smac_cash`` with these
-#: arguments (``policy=None`` is SMAC's own intensifier on the joint space)
-_METHOD_TABLE: tuple[tuple[str, str, str, str | None, int | str], ...] = (
+#: (name, description, kind, policy, burn_in, class_defaults_first): every method is
+#: ``run_smac_cash`` with these arguments (``policy=None`` is SMAC's own intensifier on the
+#: joint space)
+_METHOD_TABLE: tuple[tuple[str, str, str, str | None, int | str, bool], ...] = (
     ("smac-maxucb",
      "MaxUCB intensifier (alpha=0.5) over per-model SMAC RF HPO (smac_ext.MaxUCBIntensifier)",
-     "ours", "MaxUCB", 0),
+     "ours", "MaxUCB", 0, False),
     ("smac-maxucb-burnin",
      "MaxUCB-Burn-in intensifier (alpha=0.5, C=5; Alg. E.1) over per-model SMAC RF HPO",
-     "ours", "MaxUCB", 5),
+     "ours", "MaxUCB", 5, False),
     ("smac-maxucb-burnin-design",
      "MaxUCB-Burn-in (alpha=0.5, C = per-arm initial design, T // (4K)) over per-model SMAC RF HPO",
-     "ours", "MaxUCB", "initial_design"),
+     "ours", "MaxUCB", "initial_design", False),
     ("smac-combined",
      "SMAC3 HyperparameterOptimizationFacade (RF + EI) on the joint conditional CASH space",
-     "native", None, 0),
+     "native", None, 0, False),
     ("smac-ucb",
      "UCB (alpha=0.5) over per-model SMAC RF HPO (paper baseline, smac_ext intensifier)",
-     "ours", "UCB", 0),
+     "ours", "UCB", 0, False),
     ("smac-quantileucb",
      "Quantile-UCB (alpha=0.5, tau=0.95) over per-model SMAC RF HPO (paper baseline)",
-     "ours", "QuantileUCB", 0),
+     "ours", "QuantileUCB", 0, False),
     ("smac-quantileucb-burnin-design",
      "Quantile-UCB (alpha=0.5, tau=0.95), burn-in over the per-arm initial designs, per-model SMAC",
-     "ours", "QuantileUCB", "initial_design"),
+     "ours", "QuantileUCB", "initial_design", False),
+    ("smac-combined-defaults",
+     "SMAC3 HPO facade on the joint CASH space, paper protocol: every class's default first, "
+     "then the facade's Sobol design minus K",
+     "native", None, 0, True),
     ("smac-roundrobin",
      "Round-robin arm allocation over per-model SMAC RF HPO (paper baseline)",
-     "ours", "RoundRobin", 0),
+     "ours", "RoundRobin", 0, False),
 )
 
-for _name, _description, _kind, _policy, _burn_in in _METHOD_TABLE:
+for _name, _description, _kind, _policy, _burn_in, _defaults_first in _METHOD_TABLE:
     register_method(_name, _description, requires=("smac",), kind=_kind, problem_kinds=("cash",))(
-        functools.partial(run_smac_cash, policy=_policy, burn_in=_burn_in)
+        functools.partial(run_smac_cash, policy=_policy, burn_in=_burn_in,
+                          class_defaults_first=_defaults_first)
     )
-
-register_method(
-    "smac-combined-defaults",
-    "SMAC3 HPO facade on the joint CASH space, paper protocol: every class's default first, "
-    "then the facade's Sobol design minus K",
-    requires=("smac",), kind="native", problem_kinds=("cash",),
-)(functools.partial(run_smac_cash, policy=None, class_defaults_first=True))
