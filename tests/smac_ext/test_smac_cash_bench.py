@@ -43,7 +43,8 @@ def test_methods_are_registered_for_cash_problems() -> None:
                        ("smac-ucb", "ours"), ("smac-quantileucb", "ours"),
                        ("smac-roundrobin", "ours"), ("smac-maxucb-burnin-design", "ours"),
                        ("smac-quantileucb-burnin-design", "ours"),
-                       ("smac-combined-defaults", "native")]:
+                       ("smac-combined-defaults", "native"),
+                       ("smac-maxucb-paper-design", "ours")]:
         spec = get_method(name)
         assert spec.kind == kind and spec.problem_kinds == ("cash",)
         assert spec.requires == ("smac",)
@@ -129,6 +130,49 @@ def test_class_defaults_first_is_refused_with_a_bandit_policy() -> None:
     ctx = RunContext(TinyCash(), total_budget=10, seed=0)
     with pytest.raises(ValueError, match="class_defaults_first"):
         run_smac_cash(ctx, policy="MaxUCB", class_defaults_first=True)
+    assert ctx.ledger.spent == 0
+
+
+def test_paper_per_arm_design_size_follows_app_d_and_fits_the_budget() -> None:
+    from uvp_plugins.bench.methods.smac_cash import paper_per_arm_design_size
+
+    assert paper_per_arm_design_size(2, 200) == 50  # 50 / (K - 1)
+    assert paper_per_arm_design_size(6, 200) == 10
+    assert paper_per_arm_design_size(8, 200) == 7
+    assert paper_per_arm_design_size(1, 200) == 50
+    assert paper_per_arm_design_size(2, 40) == 19  # K designs of 1 + n fit into T
+    assert paper_per_arm_design_size(3, 2) == 0
+    with pytest.raises(ValueError, match="n_arms"):
+        paper_per_arm_design_size(0, 200)
+
+
+def test_paper_design_reaches_the_intensifier(monkeypatch: pytest.MonkeyPatch) -> None:
+    import smac_ext
+
+    seen: list[Any] = []
+
+    class RecordingIntensifier(smac_ext.MaxUCBIntensifier):  # type: ignore[misc]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            seen.append(self.meta["n_initial"])
+
+    monkeypatch.setattr(smac_ext, "MaxUCBIntensifier", RecordingIntensifier)
+    problem = TinyCash({"good": [FloatParam("x", 0.0, 1.0)], "bad": [FloatParam("x", 0.0, 1.0)]})
+    ctx = RunContext(problem, total_budget=30, seed=0)
+    get_method("smac-maxucb-paper-design").run(ctx)
+    assert seen == [14]  # min(50 / (2 - 1), 30 // 2 - 1)
+    assert ctx.ledger.spent == 30
+    assert [c["algorithm"] for c in problem.calls[:2]] == ["good", "bad"]
+
+
+def test_paper_design_is_refused_without_a_bandit_policy() -> None:
+    from uvp_plugins.bench.methods.smac_cash import run_smac_cash
+
+    ctx = RunContext(TinyCash(), total_budget=10, seed=0)
+    with pytest.raises(ValueError, match="per_arm_design"):
+        run_smac_cash(ctx, policy=None, per_arm_design="paper")
+    with pytest.raises(ValueError, match="per_arm_design"):
+        run_smac_cash(ctx, policy="MaxUCB", per_arm_design="big")
     assert ctx.ledger.spent == 0
 
 

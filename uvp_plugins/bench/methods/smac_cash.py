@@ -18,6 +18,9 @@ ledger stays in control: trial ``n`` is charged with ``ctx.evaluate(("smac", n),
   per-arm Sobol design, ``T // (4 K)`` for ``T >= 4 K``), so the
   bandit judges arms only on their model-based proposals; the rewards of random configurations,
   which are not representative of what an arm's HPO will reach, are not observed (Alg. E.1).
+* ``smac-maxucb-paper-design``: MaxUCB (Alg. 1, no burn-in) with the paper's per-arm initial
+  design (App. D: each class's default, then ``50 / (K - 1)`` Sobol configurations, 50 at
+  ``K = 2``) instead of the intensifier's default ``T // (4 K) - 1``.
 * ``smac-combined``: SMAC's own facade on the joint conditional space (the paper's "combined
   search" baseline with SMAC), with the facade's default initial design (Sobol, ``min(10 d,
   T / 4)`` configurations for ``d`` joint hyperparameters).
@@ -51,7 +54,7 @@ from uvp_plugins.bench.context import RunContext
 from uvp_plugins.bench.ledger import BudgetExhausted
 from uvp_plugins.bench.registry import register_method
 
-__all__ = ["run_smac_cash"]
+__all__ = ["paper_per_arm_design_size", "run_smac_cash"]
 
 
 def _cash_configspace(ctx: RunContext) -> Any:
@@ -100,12 +103,27 @@ def _class_defaults_first_design(scenario: Any, ctx: RunContext) -> Any:
     return ClassDefaultsFirst(scenario, n_configs=n_sobol)
 
 
+def paper_per_arm_design_size(n_arms: int, n_trials: int) -> int:
+    """Sobol configurations per arm after its default in the paper's protocol (App. D).
+
+    "[W]e always evaluate the default configuration for each model first and then allow SMAC to
+    run an initial design of [...] 50 / (#arms - 1) [configurations] in the lower level":
+    ``floor(50 / (K - 1))`` (50 for a single arm), capped so that the ``K`` designs, defaults
+    included, fit into ``n_trials`` (at most ``n_trials // K - 1`` each).
+    """
+    if n_arms < 1:
+        raise ValueError(f"n_arms must be >= 1, got {n_arms}")
+    paper = 50 // max(1, n_arms - 1)
+    return max(0, min(paper, n_trials // n_arms - 1))
+
+
 def run_smac_cash(
     ctx: RunContext,
     policy: str | None = "MaxUCB",
     alpha: float = 0.5,
     burn_in: int | str = 0,
     class_defaults_first: bool = False,
+    per_arm_design: str | None = None,
 ) -> None:
     """One run: SMAC HPO facade with the bandit intensifier (``policy``) or without (``None``).
 
@@ -118,10 +136,18 @@ def run_smac_cash(
         class_defaults_first: combined search only (``policy=None``): the initial design is
             every class's default configuration, then the facade's default Sobol design shortened
             by the number of classes (the paper's combined-search protocol, App. D).
+        per_arm_design: bandit policies only: ``None`` keeps the intensifier's per-arm initial
+            design (default plus ``T // (4 K) - 1`` Sobol configurations); ``"paper"`` uses the
+            paper's (App. D), see :func:`paper_per_arm_design_size`.
     """
     if class_defaults_first and policy is not None:
         raise ValueError("class_defaults_first is a combined-search protocol: it needs "
                          f"policy=None, got policy={policy!r}")
+    if per_arm_design not in (None, "paper"):
+        raise ValueError(f"per_arm_design must be None or 'paper', got {per_arm_design!r}")
+    if per_arm_design is not None and policy is None:
+        raise ValueError("per_arm_design sizes the bandit's per-arm designs: it needs a bandit "
+                         "policy, got policy=None")
     import logging
 
     from smac import HyperparameterOptimizationFacade, Scenario
@@ -149,6 +175,9 @@ def run_smac_cash(
                 kwargs["alpha"] = alpha
             if burn_in:
                 kwargs["burn_in"] = burn_in
+            if per_arm_design == "paper":
+                problem: Any = ctx.problem
+                kwargs["n_initial"] = paper_per_arm_design_size(len(problem.arms), n_trials)
             intensifier = MaxUCBIntensifier(scenario, **kwargs)
         facade_kwargs: dict[str, Any] = {}
         if class_defaults_first:
@@ -187,42 +216,44 @@ def run_smac_cash(
             return
 
 
-#: (name, description, kind, policy, burn_in, class_defaults_first): every method is
-#: ``run_smac_cash`` with these arguments (``policy=None`` is SMAC's own intensifier on the
-#: joint space)
-_METHOD_TABLE: tuple[tuple[str, str, str, str | None, int | str, bool], ...] = (
+#: (name, description, kind, arguments of ``run_smac_cash``): ``policy=None`` is SMAC's own
+#: intensifier on the joint space
+_METHOD_TABLE: tuple[tuple[str, str, str, dict[str, Any]], ...] = (
     ("smac-maxucb",
      "MaxUCB intensifier (alpha=0.5) over per-model SMAC RF HPO (smac_ext.MaxUCBIntensifier)",
-     "ours", "MaxUCB", 0, False),
+     "ours", {"policy": "MaxUCB"}),
     ("smac-maxucb-burnin",
      "MaxUCB-Burn-in intensifier (alpha=0.5, C=5; Alg. E.1) over per-model SMAC RF HPO",
-     "ours", "MaxUCB", 5, False),
+     "ours", {"policy": "MaxUCB", "burn_in": 5}),
     ("smac-maxucb-burnin-design",
      "MaxUCB-Burn-in (alpha=0.5, C = per-arm initial design, T // (4K)) over per-model SMAC RF HPO",
-     "ours", "MaxUCB", "initial_design", False),
+     "ours", {"policy": "MaxUCB", "burn_in": "initial_design"}),
+    ("smac-maxucb-paper-design",
+     "MaxUCB (alpha=0.5) over per-model SMAC RF HPO, paper's per-arm design (App. D): default "
+     "then 50 / (K - 1) Sobol configurations per arm",
+     "ours", {"policy": "MaxUCB", "per_arm_design": "paper"}),
     ("smac-combined",
      "SMAC3 HyperparameterOptimizationFacade (RF + EI) on the joint conditional CASH space",
-     "native", None, 0, False),
+     "native", {"policy": None}),
     ("smac-ucb",
      "UCB (alpha=0.5) over per-model SMAC RF HPO (paper baseline, smac_ext intensifier)",
-     "ours", "UCB", 0, False),
+     "ours", {"policy": "UCB"}),
     ("smac-quantileucb",
      "Quantile-UCB (alpha=0.5, tau=0.95) over per-model SMAC RF HPO (paper baseline)",
-     "ours", "QuantileUCB", 0, False),
+     "ours", {"policy": "QuantileUCB"}),
     ("smac-quantileucb-burnin-design",
      "Quantile-UCB (alpha=0.5, tau=0.95), burn-in over the per-arm initial designs, per-model SMAC",
-     "ours", "QuantileUCB", "initial_design", False),
+     "ours", {"policy": "QuantileUCB", "burn_in": "initial_design"}),
     ("smac-combined-defaults",
      "SMAC3 HPO facade on the joint CASH space, paper protocol: every class's default first, "
      "then the facade's Sobol design minus K",
-     "native", None, 0, True),
+     "native", {"policy": None, "class_defaults_first": True}),
     ("smac-roundrobin",
      "Round-robin arm allocation over per-model SMAC RF HPO (paper baseline)",
-     "ours", "RoundRobin", 0, False),
+     "ours", {"policy": "RoundRobin"}),
 )
 
-for _name, _description, _kind, _policy, _burn_in, _defaults_first in _METHOD_TABLE:
+for _name, _description, _kind, _arguments in _METHOD_TABLE:
     register_method(_name, _description, requires=("smac",), kind=_kind, problem_kinds=("cash",))(
-        functools.partial(run_smac_cash, policy=_policy, burn_in=_burn_in,
-                          class_defaults_first=_defaults_first)
+        functools.partial(run_smac_cash, **_arguments)
     )
