@@ -25,6 +25,42 @@ def test_yahpo_lcbench_matches_a_direct_yahpo_gym_query(yahpo_data) -> None:  # 
         assert curve[16] == pytest.approx(prob.evaluate(config, 17))
 
 
+_LOAD_YAHPO = """
+import sys
+from pathlib import Path
+from uvp_plugins.bench.problems.yahpo import YahpoProblem
+from yahpo_gym import local_config
+prob = YahpoProblem("rbv2_rpart", "41138", sys.argv[1])
+value = prob.evaluate(prob.space.sample(1, 0)[0], 20)
+assert 0.0 <= value <= 1.0, value
+settings = Path(local_config.settings_path)
+assert settings.is_file()
+print(settings)
+"""
+
+
+def test_yahpo_settings_are_private_to_each_process(yahpo_data, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # parallel workers used to rewrite one shared settings file (a reader could see it truncated
+    # and die with "Could not load local_config"), and the user's own setting was overwritten
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    user_settings = tmp_path / "yahpo_gym"
+    user_settings.write_text("data_path: /the/users/own/copy\n")
+    env = {**os.environ, "YAHPO_LOCAL_CONFIG": str(user_settings)}
+    workers = [subprocess.Popen([sys.executable, "-c", _LOAD_YAHPO, str(yahpo_data)], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+               for _ in range(3)]
+    outputs = [w.communicate(timeout=300) for w in workers]
+    assert [w.returncode for w in workers] == [0, 0, 0], [err for _, err in outputs]
+    private = [Path(out.strip().splitlines()[-1]) for out, _ in outputs]
+    assert len(set(private)) == 3 and user_settings not in private
+    assert not any(p.exists() for p in private)  # removed when the process exits
+    assert user_settings.read_text() == "data_path: /the/users/own/copy\n"
+
+
 @pytest.mark.parametrize("scenario", ["rbv2_rpart", "rbv2_xgboost"])
 def test_yahpo_rbv2_trainsize_grid(yahpo_data, scenario) -> None:  # type: ignore[no-untyped-def]
     prob = YahpoProblem(scenario, None, yahpo_data)

@@ -85,6 +85,28 @@ def _apply_configspace_shim() -> None:
     ConfigSpace.ConfigurationSpace._sort_hyperparameters = lambda self: None  # type: ignore[attr-defined]
 
 
+def _use_private_yahpo_settings(data_path: str) -> None:
+    """Point YAHPO's settings file at a file private to this process, holding ``data_path``.
+
+    ``yahpo_gym.local_config`` keeps the data path in a YAML file (``~/.config/yahpo_gym``)
+    that ``init_config`` truncates and rewrites: parallel benchmark workers rewriting the shared
+    file raced (a worker reading it mid-write died with "Could not load local_config"), and the
+    user's own setting was overwritten. Each process now writes its own file in the temporary
+    directory (removed at exit) and never touches the user's.
+    """
+    import atexit
+    import tempfile
+
+    from yahpo_gym import local_config
+
+    settings = Path(tempfile.gettempdir()) / f"uvp-bench-yahpo-gym-{os.getpid()}.yaml"
+    if local_config.settings_path != settings:
+        atexit.register(settings.unlink, missing_ok=True)
+        local_config.settings_path = settings
+    local_config.init_config(data_path)
+    local_config._config = None  # re-read: init_config does not reset the cached settings
+
+
 @functools.lru_cache(maxsize=16)
 def yahpo_benchmark(scenario: str, data_path: str) -> Any:
     """A cached ``yahpo_gym.BenchmarkSet`` (single-threaded ONNX session, no config check)."""
@@ -94,10 +116,9 @@ def yahpo_benchmark(scenario: str, data_path: str) -> Any:
         import contextlib
         import io
 
-        from yahpo_gym import benchmark_set, local_config
+        from yahpo_gym import benchmark_set
 
-        local_config.init_config()
-        local_config.set_data_path(data_path)
+        _use_private_yahpo_settings(data_path)
         with contextlib.redirect_stdout(io.StringIO()):  # YAHPO prints citation notes
             return benchmark_set.BenchmarkSet(scenario, multithread=False, check=False)
 
