@@ -41,6 +41,27 @@ def test_cli_run_and_report_on_a_synthetic_problem(tmp_path, capsys) -> None:  #
     assert "already done" in capsys.readouterr().err
 
 
+def test_resume_retries_runs_whose_worker_died_but_keeps_method_crashes(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from uvp_plugins.bench.runner import result_paths, run_many
+
+    spec = RunSpec("lc-synthetic", "0", "random", 0, budget_factor=2)
+    messages: list[str] = []
+    run_many([spec], tmp_path, progress=messages.append)
+    summary_path = result_paths(tmp_path, spec)[1]
+    # a method's crash is a result: kept on resume
+    crashed = {**json.loads(summary_path.read_text()), "error": "Traceback ...: ValueError"}
+    summary_path.write_text(json.dumps(crashed))
+    assert run_many([spec], tmp_path, progress=messages.append) == []
+    assert json.loads(summary_path.read_text())["error"] == "Traceback ...: ValueError"
+    # a dead worker measured nothing: rerun on resume, and said so
+    summary_path.write_text(json.dumps({"error": "worker died: Exception('x')", "final": None}))
+    messages.clear()
+    results = run_many([spec], tmp_path, progress=messages.append)
+    assert len(results) == 1 and results[0]["error"] is None
+    assert json.loads(summary_path.read_text())["error"] is None
+    assert any("rerunning 1 runs whose worker died" in m for m in messages)
+
+
 def test_random_search_score_equals_the_surrogate_values_it_paid_for(tmp_path, yahpo_data) -> None:  # type: ignore[no-untyped-def]
     spec = RunSpec("lcbench", "3945", "random", 4, budget_factor=3.5,
                    problem_options={"yahpo_data": str(yahpo_data)})

@@ -153,6 +153,24 @@ def _worker(spec: RunSpec, out: str) -> dict[str, Any]:
     return run_one(spec, out)
 
 
+_WORKER_DIED = "worker died: "
+
+
+def _finished(json_path: Path) -> bool:
+    """A run is finished when its summary exists, unless its worker process died (retried).
+
+    A method's own crash is a result (recorded in ``error`` with the ledger up to the crash); a
+    worker that died (the problem could not be built, the process was killed) measured nothing.
+    """
+    if not json_path.exists():
+        return False
+    try:
+        error = json.loads(json_path.read_text()).get("error")
+    except (OSError, ValueError):
+        return False
+    return not (isinstance(error, str) and error.startswith(_WORKER_DIED))
+
+
 def run_many(
     specs: Sequence[RunSpec],
     out: str | os.PathLike[str],
@@ -163,10 +181,14 @@ def run_many(
     """Run every spec in a separate process (``jobs`` at a time); skip finished ones."""
     out_dir = Path(out)
     say = progress or (lambda msg: print(msg, file=sys.stderr, flush=True))
-    todo = [s for s in specs if force or not result_paths(out_dir, s)[1].exists()]
+    todo = [s for s in specs if force or not _finished(result_paths(out_dir, s)[1])]
     skipped = len(specs) - len(todo)
     if skipped:
         say(f"[uvp-bench] {skipped} of {len(specs)} runs already done in {out_dir} (use --force to rerun)")
+    retried = [s for s in todo if not force and result_paths(out_dir, s)[1].exists()]
+    if retried:
+        say(f"[uvp-bench] rerunning {len(retried)} runs whose worker died: "
+            + ", ".join(s.label() for s in retried))
     results: list[dict[str, Any]] = []
     if not todo:
         return results
@@ -187,7 +209,7 @@ def run_many(
                 try:
                     res = fut.result()
                 except Exception as exc:  # the worker process itself died
-                    res = {**asdict(spec), "error": f"worker died: {exc!r}", "final": float("nan")}
+                    res = {**asdict(spec), "error": f"{_WORKER_DIED}{exc!r}", "final": float("nan")}
                     _atomic_write(result_paths(out_dir, spec)[1], json.dumps(res, default=str))
                 results.append(res)
                 elapsed = time.perf_counter() - start
