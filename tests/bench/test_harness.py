@@ -62,6 +62,22 @@ def test_resume_retries_runs_whose_worker_died_but_keeps_method_crashes(tmp_path
     assert any("rerunning 1 runs whose worker died" in m for m in messages)
 
 
+def test_report_on_common_tasks_compares_like_with_like(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    # one method was run on an extra task: --tasks common drops it for every method
+    out = tmp_path / "res"
+    assert main(["run", "--problem", "lc-synthetic", "--tasks", "0,1", "--methods", "random",
+                 "--seeds", "0", "--budget-factor", "2", "--out", str(out)]) == 0
+    assert main(["run", "--problem", "lc-synthetic", "--tasks", "0", "--methods", "optuna-tpe",
+                 "--seeds", "0", "--budget-factor", "2", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["report", str(out), "--no-plots"]) == 0
+    text = capsys.readouterr().out
+    assert "| random | 2 |" in text and "2 task(s)" in text
+    assert main(["report", str(out), "--no-plots", "--tasks", "common"]) == 0
+    text = capsys.readouterr().out
+    assert "| random | 1 |" in text and "| optuna-tpe | 1 |" in text and "1 task(s)" in text
+
+
 def test_random_search_score_equals_the_surrogate_values_it_paid_for(tmp_path, yahpo_data) -> None:  # type: ignore[no-untyped-def]
     spec = RunSpec("lcbench", "3945", "random", 4, budget_factor=3.5,
                    problem_options={"yahpo_data": str(yahpo_data)})

@@ -289,7 +289,7 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--plot-dir", default=None, help="where to write PNGs (default DIR/plots)")
     rep.add_argument("--no-plots", action="store_true")
     rep.add_argument("--methods", default=None, help="comma-separated methods to include (default: all)")
-    rep.add_argument("--tasks", default=None, help="comma-separated tasks to include (default: all)")
+    rep.add_argument("--tasks", default=None, help="comma-separated tasks to include, or 'common': the tasks every selected method has runs on (default: all)")
     rep.add_argument("--seeds", default=None, help="seeds to include, e.g. 0-4 (default: all)")
     rep.set_defaults(func=_cmd_report)
 

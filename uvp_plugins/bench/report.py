@@ -277,6 +277,16 @@ def plot_problem(runs: Sequence[Run], path: Path, title: str) -> Path:
     return path
 
 
+def _on_common_tasks(runs: list[Run]) -> list[Run]:
+    """The runs on tasks where every method of the run's problem has at least one run."""
+    methods: dict[str, set[str]] = {}
+    tasks: dict[tuple[str, str], set[str]] = {}
+    for r in runs:
+        methods.setdefault(r.problem, set()).add(r.method)
+        tasks.setdefault((r.problem, r.task), set()).add(r.method)
+    return [r for r in runs if tasks[(r.problem, r.task)] == methods[r.problem]]
+
+
 def report(
     directory: str | Path,
     baseline: str | None = None,
@@ -290,8 +300,12 @@ def report(
     """Print-ready markdown for every problem in ``directory``; writes PNGs unless ``plots=False``.
 
     ``methods``, ``tasks`` and ``seeds`` restrict the runs (e.g. to the tasks and seeds every
-    compared method was run on, so that the ranks compare like with like)."""
+    compared method was run on, so that the ranks compare like with like); ``tasks=["common"]``
+    keeps, per problem, the tasks on which every selected method has runs."""
     runs = load_runs(directory)
+    common = tasks is not None and list(tasks) == ["common"]
+    if common:
+        tasks = None
     for name, wanted, attr in (("methods", methods, "method"), ("tasks", tasks, "task")):
         if wanted is not None:
             present = {getattr(r, attr) for r in runs}
@@ -304,6 +318,8 @@ def report(
             runs = [r for r in runs if getattr(r, attr) in set(wanted)]
     if seeds is not None:
         runs = [r for r in runs if r.seed in set(seeds)]
+    if common:
+        runs = _on_common_tasks(runs)
     if not runs:
         raise ValueError(f"no runs left in {directory} after the --methods/--tasks/--seeds filters")
     out_dir = Path(plot_dir) if plot_dir is not None else Path(directory) / "plots"
