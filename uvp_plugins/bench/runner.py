@@ -187,7 +187,8 @@ def run_many(
         say(f"[uvp-bench] {skipped} of {len(specs)} runs already done in {out_dir} (use --force to rerun)")
     retried = [s for s in todo if not force and result_paths(out_dir, s)[1].exists()]
     if retried:
-        say(f"[uvp-bench] rerunning {len(retried)} runs whose worker died: "
+        say(f"[uvp-bench] rerunning {len(retried)} runs whose worker died (or whose summary is "
+            "unreadable): "
             + ", ".join(s.label() for s in retried))
     results: list[dict[str, Any]] = []
     if not todo:
