@@ -10,7 +10,9 @@ Finished runs are skipped when the command is repeated (``--force`` reruns them)
 that was interrupted continues where it stopped. Runs execute in worker processes (``--jobs`` at
 a time, ``spawn`` start method), never in the driver: a run that crashes is recorded with its
 traceback and the others go on. Workers are reused across runs (imports and surrogate sessions
-are loaded once per worker); no optimizer state is shared between runs.
+are loaded once per worker); no optimizer state is shared between runs. Workers start with
+``PYTHONHASHSEED=0`` unless the caller set it (see :func:`fixed_worker_hash_seed`), so a run is
+reproducible from its seed.
 """
 
 from __future__ import annotations
@@ -23,13 +25,17 @@ import re
 import sys
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["RunSpec", "run_one", "run_many", "result_paths", "parse_seeds"]
+__all__ = ["RunSpec", "run_one", "run_many", "result_paths", "parse_seeds", "fixed_worker_hash_seed"]
+
+#: string-hash seed the workers start with when the caller did not set ``PYTHONHASHSEED``
+WORKER_HASH_SEED = "0"
 
 
 @dataclass(frozen=True)
@@ -120,6 +126,7 @@ def run_one(spec: RunSpec, out: str | os.PathLike[str]) -> dict[str, Any]:
         "overhead_seconds": max(0.0, wall - ctx.ledger.eval_seconds - ctx.extra_eval_seconds),
         "optimum": problem.optimum,
         "error": error,
+        "python_hash_seed": os.environ.get("PYTHONHASHSEED"),
     }
     options = {k: v for k, v in spec.problem_options.items() if k != "yahpo_data"}
     if options:  # e.g. log_params: a different parameterisation of the space
@@ -154,6 +161,29 @@ def _worker(spec: RunSpec, out: str) -> dict[str, Any]:
 
 
 _WORKER_DIED = "worker died: "
+
+
+@contextmanager
+def fixed_worker_hash_seed() -> Iterator[str]:
+    """Give processes spawned inside the block a fixed string-hash seed; yields the seed used.
+
+    SMAC 2.x's local search returns its start points as ``list(set(configurations))``
+    (``LocalSearch._get_initial_points``) and a ConfigSpace ``Configuration`` hashes its repr
+    string, so under Python's per-process hash randomisation two runs with the same SMAC seed
+    walk the start points in different orders and diverge after the initial design. Spawned
+    workers read ``PYTHONHASHSEED`` from the environment at start-up: a value the caller set is
+    kept, otherwise :data:`WORKER_HASH_SEED` is used inside the block and the caller's
+    environment is restored afterwards.
+    """
+    preset = os.environ.get("PYTHONHASHSEED")
+    if preset is not None:
+        yield preset
+        return
+    os.environ["PYTHONHASHSEED"] = WORKER_HASH_SEED
+    try:
+        yield WORKER_HASH_SEED
+    finally:
+        os.environ.pop("PYTHONHASHSEED", None)
 
 
 def _finished(json_path: Path) -> bool:
@@ -195,7 +225,7 @@ def run_many(
         return results
     start = time.perf_counter()
     ctx = mp.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=max(1, int(jobs)), mp_context=ctx) as pool:
+    with fixed_worker_hash_seed(), ProcessPoolExecutor(max_workers=max(1, int(jobs)), mp_context=ctx) as pool:
         pending: dict[Future[dict[str, Any]], RunSpec] = {}
         queue = list(todo)
         done = 0
