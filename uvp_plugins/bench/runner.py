@@ -164,8 +164,8 @@ _WORKER_DIED = "worker died: "
 
 
 @contextmanager
-def fixed_worker_hash_seed() -> Iterator[str]:
-    """Give processes spawned inside the block a fixed string-hash seed; yields the seed used.
+def fixed_worker_hash_seed() -> Iterator[None]:
+    """Give processes spawned inside the block a fixed string-hash seed.
 
     SMAC 2.x's local search returns its start points as ``list(set(configurations))``
     (``LocalSearch._get_initial_points``) and a ConfigSpace ``Configuration`` hashes its repr
@@ -175,13 +175,12 @@ def fixed_worker_hash_seed() -> Iterator[str]:
     kept, otherwise :data:`WORKER_HASH_SEED` is used inside the block and the caller's
     environment is restored afterwards.
     """
-    preset = os.environ.get("PYTHONHASHSEED")
-    if preset is not None:
-        yield preset
+    if "PYTHONHASHSEED" in os.environ:
+        yield
         return
     os.environ["PYTHONHASHSEED"] = WORKER_HASH_SEED
     try:
-        yield WORKER_HASH_SEED
+        yield
     finally:
         os.environ.pop("PYTHONHASHSEED", None)
 
@@ -225,12 +224,13 @@ def run_many(
         return results
     start = time.perf_counter()
     ctx = mp.get_context("spawn")
-    with fixed_worker_hash_seed(), ProcessPoolExecutor(max_workers=max(1, int(jobs)), mp_context=ctx) as pool:
+    workers = max(1, int(jobs))
+    with fixed_worker_hash_seed(), ProcessPoolExecutor(workers, mp_context=ctx) as pool:
         pending: dict[Future[dict[str, Any]], RunSpec] = {}
         queue = list(todo)
         done = 0
         while queue or pending:
-            while queue and len(pending) < max(1, int(jobs)):
+            while queue and len(pending) < workers:
                 spec = queue.pop(0)
                 pending[pool.submit(_worker, spec, str(out_dir))] = spec
             finished, _ = wait(list(pending), return_when=FIRST_COMPLETED)
