@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -63,8 +64,6 @@ def test_resume_retries_runs_whose_worker_died_but_keeps_method_crashes(tmp_path
 
 
 def test_workers_start_with_a_fixed_hash_seed_unless_the_caller_set_one(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    import os
-
     from uvp_plugins.bench.runner import run_many
 
     spec = RunSpec("lc-synthetic", "0", "random", 0, budget_factor=2)
@@ -177,7 +176,7 @@ def test_demo_plan_names_only_registered_problems_and_methods() -> None:
         assert all(m in registry.methods() for m in methods)
 
 
-def test_censored_quality_subcommand_takes_its_own_options(capsys) -> None:  # type: ignore[no-untyped-def]
+def test_censored_quality_subcommand_takes_its_own_options(capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(SystemExit) as exc:
         main(["censored-quality", "--help"])
     assert exc.value.code == 0
@@ -186,7 +185,27 @@ def test_censored_quality_subcommand_takes_its_own_options(capsys) -> None:  # t
                "--methods", "T", "I", "--n-members", "1", "--n-steps", "20", "--n-copies", "2"])
     assert rc == 0
     assert "branin" in capsys.readouterr().out
+    monkeypatch.setenv("PYTHONHASHSEED", "0")  # in-process (see the next test for the child)
     with pytest.raises(SystemExit) as exc:
         main(["tobit-runtime", "--help"])
     assert exc.value.code == 0
     assert "--runtime-budget" in capsys.readouterr().out
+
+
+def test_tobit_runtime_runs_smac_with_a_fixed_hash_seed(tmp_path, monkeypatch, capfd) -> None:  # type: ignore[no-untyped-def]
+    # SMAC's local search orders start points by string hash: without a PYTHONHASHSEED from the
+    # caller the subcommand runs in a child process with PYTHONHASHSEED=0 and records it
+    monkeypatch.delenv("PYTHONHASHSEED", raising=False)
+    out = tmp_path / "rows.json"
+    rc = main(["tobit-runtime", "--seeds", "0", "--methods", "smac-rf", "--max-trials", "10",
+               "--runtime-budget", "40", "--json", str(out)])
+    assert rc == 0
+    assert "smac-rf" in capfd.readouterr().out
+    assert [(r["method"], r["python_hash_seed"]) for r in json.loads(out.read_text())] == [("smac-rf", "0")]
+    assert "PYTHONHASHSEED" not in os.environ
+    assert main(["tobit-runtime", "--max-trials", "many"]) == 2  # the child's argparse error
+    monkeypatch.setenv("PYTHONHASHSEED", "7")  # a caller's seed is kept: runs in-process
+    rc = main(["tobit-runtime", "--seeds", "0", "--methods", "random", "--max-trials", "5",
+               "--runtime-budget", "20", "--json", str(out)])
+    assert rc == 0
+    assert [r["python_hash_seed"] for r in json.loads(out.read_text())] == ["7"]

@@ -13,13 +13,14 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from uvp_plugins.bench import registry
-from uvp_plugins.bench.runner import RunSpec, parse_seeds, run_many
+from uvp_plugins.bench.runner import WORKER_HASH_SEED, RunSpec, parse_seeds, run_many
 
 __all__ = ["main", "build_specs"]
 
@@ -257,6 +258,9 @@ _PASS_THROUGH = {
     "censored-quality": "uvp_plugins.bench.censored_quality",
     "tobit-runtime": "uvp_plugins.bench.methods.tobit_bench",
 }
+#: pass-through subcommands that run SMAC in-process: without a ``PYTHONHASHSEED`` from the caller
+#: they run in a child process with ``PYTHONHASHSEED=0``, as ``uvp-bench run``'s workers do
+_RUNS_SMAC = frozenset({"tobit-runtime"})
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -348,10 +352,23 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _rerun_with_fixed_hash_seed(module: str, argv: list[str]) -> int:
+    """Run ``python -m module *argv`` with ``PYTHONHASHSEED`` fixed; its exit code.
+
+    SMAC's local search orders its start points by string hash (see
+    :func:`uvp_plugins.bench.runner.fixed_worker_hash_seed`), and the seed of the running process
+    cannot be changed, so a subcommand that runs SMAC in-process runs in a child process instead.
+    """
+    env = dict(os.environ, PYTHONHASHSEED=WORKER_HASH_SEED)
+    return subprocess.run([sys.executable, "-m", module, *argv], env=env, check=False).returncode
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] and argv[0] in _PASS_THROUGH:
         # these subcommands parse their own options (argparse would take them for uvp-bench's)
+        if argv[0] in _RUNS_SMAC and "PYTHONHASHSEED" not in os.environ:
+            return _rerun_with_fixed_hash_seed(_PASS_THROUGH[argv[0]], argv[1:])
         module = importlib.import_module(_PASS_THROUGH[argv[0]])
         try:
             return int(module.main(argv[1:]))

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -260,7 +261,13 @@ def run_runtime_benchmark(
                 method, problem, seed, runtime_budget, max_trials, n_initial, cap_factor, challengers
             )
             row["best"] = min(row["best"], problem.kappa_max)
-            row.update({"method": method, "seed": seed, "cpu": time.process_time() - start})
+            row.update({
+                "method": method,
+                "seed": seed,
+                "cpu": time.process_time() - start,
+                # SMAC's local search depends on it (see uvp_plugins.bench.runner)
+                "python_hash_seed": os.environ.get("PYTHONHASHSEED"),
+            })
             rows.append(row)
             if progress is not None:
                 progress(
