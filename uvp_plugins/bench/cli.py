@@ -166,7 +166,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     text = report(
         args.directory, args.baseline, _fractions(args.fractions), args.plot_dir,
         plots=not args.no_plots, methods=names(args.methods), tasks=names(args.tasks),
-        seeds=None if args.seeds is None else parse_seeds(args.seeds),
+        seeds=None if args.seeds is None else parse_seeds(args.seeds), bootstrap=args.bootstrap,
     )
     print(text)
     return 0
@@ -295,6 +295,7 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--methods", default=None, help="comma-separated methods to include (default: all)")
     rep.add_argument("--tasks", default=None, help="comma-separated tasks to include, or 'common': the tasks every selected method has runs on (default: all)")
     rep.add_argument("--seeds", default=None, help="seeds to include, e.g. 0-4 (default: all)")
+    rep.add_argument("--bootstrap", type=int, default=0, metavar="N", help="add the final mean rank with a 95%% bootstrap interval over seeds and P(best), from N replicates (the CASH paper's App. D.1; default 0: off)")
     rep.set_defaults(func=_cmd_report)
 
     idhb = sub.add_parser("idhb", help="ID-HB variants vs re-running Hyperband at eta*R (Brandt et al., Figure 3)")

@@ -14,6 +14,8 @@ For every problem found under the directory:
 * **optimizer time per step**: for methods that time named steps (e.g. SMAC's ``ask``), calls per
   run and milliseconds per call.
 * **evaluations per arm** (CASH problems): mean evaluations per model class and run, per method.
+* with ``--bootstrap N``: the final mean rank with a 95 % bootstrap interval over seeds and
+  P(best), the paper's ranking protocol (:mod:`uvp_plugins.bench.bootstrap_ranks`).
 
 Plots (PNG): anytime mean rank vs budget fraction, and mean score vs budget fraction.
 """
@@ -30,6 +32,8 @@ from typing import Any
 
 import numpy as np
 from scipy import stats
+
+from uvp_plugins.bench.bootstrap_ranks import bootstrap_mean_ranks, format_bootstrap_ranks
 
 __all__ = ["Run", "load_runs", "summarise", "format_table", "plot_problem", "report"]
 
@@ -296,12 +300,17 @@ def report(
     methods: Sequence[str] | None = None,
     tasks: Sequence[str] | None = None,
     seeds: Sequence[int] | None = None,
+    bootstrap: int = 0,
 ) -> str:
     """Print-ready markdown for every problem in ``directory``; writes PNGs unless ``plots=False``.
 
     ``methods``, ``tasks`` and ``seeds`` restrict the runs (e.g. to the tasks and seeds every
     compared method was run on, so that the ranks compare like with like); ``tasks=["common"]``
-    keeps, per problem, the tasks on which every selected method has runs."""
+    keeps, per problem, the tasks on which every selected method has runs. ``bootstrap > 0``
+    adds the final mean rank with a bootstrap interval and P(best) from that many replicates
+    (:mod:`uvp_plugins.bench.bootstrap_ranks`, the paper's App. D.1)."""
+    if not isinstance(bootstrap, int) or isinstance(bootstrap, bool) or bootstrap < 0:
+        raise ValueError(f"--bootstrap: expected a number of replicates >= 0, got {bootstrap!r}")
     runs = load_runs(directory)
     common = tasks is not None and list(tasks) == ["common"]
     if common:
@@ -340,6 +349,9 @@ def report(
             f"\n\n{len(tasks)} task(s), seeds {seeds[0]}..{seeds[-1]} ({len(seeds)}), "
             f"B = {pruns[0].total_budget:g} fidelity units; direction {pruns[0].direction}."
         )
+        if bootstrap:
+            boot = bootstrap_mean_ranks(pruns, 1.0, bootstrap)
+            text += "\n\n" + format_bootstrap_ranks(boot, 1.0, bootstrap)
         timings = format_timings(pruns)
         if timings:
             text += "\n\nOptimizer time per step (wall, in the same runs):\n\n" + timings
