@@ -25,7 +25,7 @@ from scipy import stats
 if TYPE_CHECKING:
     from uvp_plugins.bench.report import Run
 
-__all__ = ["BootstrapRank", "bootstrap_mean_ranks", "format_bootstrap_ranks"]
+__all__ = ["BootstrapRank", "bootstrap_mean_ranks", "format_bootstrap_ranks", "per_task_scores"]
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ class BootstrapRank:
     p_best: float
 
 
-def _per_task_scores(runs: Sequence[Run], fraction: float) -> dict[str, dict[str, np.ndarray]]:
+def per_task_scores(runs: Sequence[Run], fraction: float) -> dict[str, dict[str, np.ndarray]]:
     """task -> method -> the runs' scores at ``fraction`` (one per seed)."""
     acc: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for r in runs:
@@ -77,7 +77,7 @@ def bootstrap_mean_ranks(
     rng = np.random.default_rng(seed)
     rank_sums: dict[str, np.ndarray] = defaultdict(lambda: np.zeros(n_boot))
     task_counts: dict[str, int] = defaultdict(int)
-    per_task = _per_task_scores(runs, fraction)
+    per_task = per_task_scores(runs, fraction)
     for task in sorted(per_task):
         methods = sorted(per_task[task])
         means = np.column_stack([_resampled_means(per_task[task][m], n_boot, rng) for m in methods])

@@ -33,7 +33,11 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from uvp_plugins.bench.bootstrap_ranks import bootstrap_mean_ranks, format_bootstrap_ranks
+from uvp_plugins.bench.bootstrap_ranks import (
+    bootstrap_mean_ranks,
+    format_bootstrap_ranks,
+    per_task_scores,
+)
 
 __all__ = ["Run", "load_runs", "summarise", "format_table", "plot_problem", "report"]
 
@@ -93,12 +97,9 @@ def load_runs(directory: str | Path) -> list[Run]:
 
 def _task_means(runs: Sequence[Run], fraction: float) -> dict[str, dict[str, float]]:
     """task -> method -> mean score@fraction over seeds."""
-    acc: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for r in runs:
-        acc[r.task][r.method].append(r.score_at(fraction))
     return {
         t: {m: float(np.nanmean(v)) if np.any(np.isfinite(v)) else math.nan for m, v in ms.items()}
-        for t, ms in acc.items()
+        for t, ms in per_task_scores(runs, fraction).items()
     }
 
 
