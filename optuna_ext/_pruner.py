@@ -11,8 +11,8 @@ from optuna.pruners import BasePruner
 from optuna.study import StudyDirection
 from optuna.trial import TrialState
 
-from uvp_plugins.curves import pred_last_slope, tail_fit_bound
-from uvp_plugins.histories import best_value, dense_history
+from uvp_plugins.adacent.curves import pred_last_slope, tail_fit_bound
+from uvp_plugins.adacent.histories import best_value, dense_history
 
 if TYPE_CHECKING:
     from optuna.study import Study
@@ -47,7 +47,7 @@ class PredPruner(BasePruner):
     with ``PRED`` the tail-fit bound (default: linear regression on the last ``fraction`` of the
     history, extrapolated to ``T``, the paper's practical refinement of §4) or the last-slope
     extrapolation of Alg. 6 (``predictor="last_slope"``, optimistic under concave curves, Lemma
-    3.11). Both come from :mod:`uvp_plugins.curves`; the direction of the study is respected
+    3.11). Both come from :mod:`uvp_plugins.adacent.curves`; the direction of the study is respected
     (for ``minimize``, the prediction is a lower bound and a trial is pruned when it cannot get
     below the best value).
 

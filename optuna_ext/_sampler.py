@@ -20,10 +20,10 @@ from optuna.trial import TrialState
 from optuna_ext._pruner import PredPruner, _check_delta, _check_max_resource
 from optuna_ext._sampler_state import Centers, FinishedCenters, Mesh, TrialEntry
 from optuna_ext._space import OptunaSpace
-from uvp_plugins.curves import estimate_lipschitz
-from uvp_plugins.histories import value_at_depth
+from uvp_plugins.adacent.curves import estimate_lipschitz
+from uvp_plugins.adacent.histories import value_at_depth
+from uvp_plugins.adacent.value_scale import positive_scores
 from uvp_plugins.space import config_key
-from uvp_plugins.value_scale import positive_scores
 
 if TYPE_CHECKING:
     from optuna.distributions import BaseDistribution
@@ -106,7 +106,7 @@ class EnhancedAdaCentSampler(BaseSampler):
     * each center's value ``H_last`` is its value at the exploration depth ``floor(delta T)``
       (the best reported intermediate value up to that step; its best value so far if it has not
       reached it; its final value if it reported none; no value yet = plain distance); values are
-      mapped to a positive, higher-is-better scale by :func:`uvp_plugins.value_scale.positive_scores`
+      mapped to a positive, higher-is-better scale by :func:`uvp_plugins.adacent.value_scale.positive_scores`
       (maximize & positive: unchanged; minimize & positive: ``1/v``; otherwise affine to
       ``[0.1, 1]``);
     * the next trial is ``argmax_x min_c d~(x, c)`` over the candidates no trial has taken
@@ -124,7 +124,7 @@ class EnhancedAdaCentSampler(BaseSampler):
     every candidate to every earlier trial (one column per trial, computed once; at most 16 M
     entries, beyond that they are recomputed), the finished trials' values - so a trial costs a
     pass over the cached ``n_candidates x n_trials`` distances for the few candidates whose
-    upper bound can still win (:class:`uvp_plugins.center_distances.CenterDistances`), plus
+    upper bound can still win (:class:`uvp_plugins.adacent.center_distances.CenterDistances`), plus
     reading the trials from storage as every Optuna sampler does.
 
     Pair it with :class:`~optuna_ext.PredPruner` to get Enhanced-AdaCent's pruning; it works with

@@ -9,7 +9,7 @@ process that rebuilds them from storage makes the same choices.
 * :class:`Centers` - the centers of one decision.
 * :class:`FinishedCenters` - the finished trials' contribution, accumulated once per process.
 * :class:`Mesh` - one candidate set with its configuration index, availability mask and the
-  incremental candidate-to-trial distances (:class:`uvp_plugins.center_distances.CenterDistances`).
+  incremental candidate-to-trial distances (:class:`uvp_plugins.adacent.center_distances.CenterDistances`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 from optuna.trial import TrialState
 
-from uvp_plugins.center_distances import CenterDistances
+from uvp_plugins.adacent.center_distances import CenterDistances
 from uvp_plugins.space import config_key
 
 if TYPE_CHECKING:
@@ -105,7 +105,7 @@ class FinishedCenters:
 class Mesh:
     """One candidate set: configurations, their embedding, an index from configuration key to
     candidate indices, and the incremental center distances
-    (:class:`uvp_plugins.center_distances.CenterDistances`, keyed by trial id)."""
+    (:class:`uvp_plugins.adacent.center_distances.CenterDistances`, keyed by trial id)."""
 
     def __init__(
         self,

@@ -1,4 +1,4 @@
-"""uvp_plugins.center_distances: incremental Enhanced-KCenter steps equal the batch functions."""
+"""uvp_plugins.adacent.center_distances: incremental Enhanced-KCenter steps equal the batch functions."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from uvp_plugins.center_distances import CenterDistances, point_distances
-from uvp_plugins.kcenter import next_enhanced_center, pairwise_distances
+from uvp_plugins.adacent.center_distances import CenterDistances, point_distances
+from uvp_plugins.adacent.kcenter import next_enhanced_center, pairwise_distances
 
 
 def _instance(seed: int, grid: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from uvp_plugins.curves import (
+from uvp_plugins.adacent.curves import (
     estimate_lipschitz,
     monotone_envelope,
     pairwise_lipschitz,

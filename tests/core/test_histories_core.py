@@ -1,4 +1,4 @@
-"""uvp_plugins.histories: sparse, non-finite (step, value) reports -> dense histories."""
+"""uvp_plugins.adacent.histories: sparse, non-finite (step, value) reports -> dense histories."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 
-from uvp_plugins.curves import pred_last_slope
-from uvp_plugins.histories import best_value, dense_history, value_at_depth
+from uvp_plugins.adacent.curves import pred_last_slope
+from uvp_plugins.adacent.histories import best_value, dense_history, value_at_depth
 
 
 def test_dense_history_interpolates_and_drops_non_finite() -> None:

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from uvp_plugins.kcenter import (
+from uvp_plugins.adacent.kcenter import (
     covering_radius,
     enhanced_distances,
     enhancement_factors,

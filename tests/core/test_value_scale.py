@@ -1,4 +1,4 @@
-"""uvp_plugins.value_scale: the positive, higher-is-better scale of the UVP ratios."""
+"""uvp_plugins.adacent.value_scale: the positive, higher-is-better scale of the UVP ratios."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from uvp_plugins.kcenter import enhancement_factors
-from uvp_plugins.value_scale import FLOOR, positive_scores
+from uvp_plugins.adacent.kcenter import enhancement_factors
+from uvp_plugins.adacent.value_scale import FLOOR, positive_scores
 
 finite = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False)
 

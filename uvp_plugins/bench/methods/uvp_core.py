@@ -3,7 +3,7 @@
 ``core-fullcent``, ``core-enhanced-fullcent``, ``core-adacent``, ``core-enhanced-adacent``: the
 candidate set is the problem's scrambled Sobol mesh of n = 1000 configurations
 (``space.sobol_mesh(1000, seed=ctx.seed)``, the authors' setting), embedded with
-``space.embed``; the allocators of :mod:`uvp_plugins.uvp` run with the paper's settings (p = 25,
+``space.embed``; the allocators of :mod:`uvp_plugins.adacent.allocators` run with the paper's settings (p = 25,
 delta = 0.1, tail-fit on the last 30 %, epsilon="auto" estimated from paid evaluations only) and
 the first center drawn with the run's seed. Every value the allocator asks for is one
 ``ctx.evaluate(i, configs[i], b)`` call (trial id = mesh index, continuation: cost 1 per step),
@@ -18,10 +18,16 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from uvp_plugins.adacent.allocators import (
+    UVPResult,
+    adacent,
+    enhanced_adacent,
+    enhanced_fullcent,
+    fullcent,
+)
 from uvp_plugins.bench.context import RunContext
 from uvp_plugins.bench.ledger import BudgetExhausted
 from uvp_plugins.bench.registry import register_method
-from uvp_plugins.uvp import UVPResult, adacent, enhanced_adacent, enhanced_fullcent, fullcent
 
 __all__ = ["positive_score", "N_CANDIDATES"]
 

@@ -22,7 +22,7 @@ not resumed). FullCent and Enhanced-FullCent spend ``min(floor(B/T), n) * T`` (L
 
 Example:
     >>> import numpy as np
-    >>> from uvp_plugins.uvp import enhanced_adacent
+    >>> from uvp_plugins.adacent.allocators import enhanced_adacent
     >>> X = np.random.default_rng(0).random((200, 2))
     >>> def A(i, b):  # accuracy-like, concave in b, best near (0.7, 0.7)
     ...     return (0.9 - 0.3 * np.linalg.norm(X[i] - 0.7)) * (1 - 0.5 * np.exp(-b / 3))
@@ -55,12 +55,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from uvp_plugins.curves import (
+from uvp_plugins.adacent.curves import (
     estimate_lipschitz,
     pred_last_slope,
     tail_fit_bound,
 )
-from uvp_plugins.kcenter import greedy_kcenter, next_enhanced_center
+from uvp_plugins.adacent.kcenter import greedy_kcenter, next_enhanced_center
 
 __all__ = [
     "UVPResult",
@@ -146,7 +146,7 @@ def _check_epsilon_arg(epsilon: float | str, percentile: float) -> None:
 
 
 def _first_pick(n: int, seed: int | None) -> int | None:
-    """``None`` (deterministic centroid rule of :func:`uvp_plugins.kcenter.first_center`) or,
+    """``None`` (deterministic centroid rule of :func:`uvp_plugins.adacent.kcenter.first_center`) or,
     with a seed, a uniformly random first center as in the authors' code."""
     if seed is None:
         return None
@@ -175,7 +175,7 @@ def resolve_epsilon(
     """The epsilon to use in enhanced distances.
 
     A float is returned as is. ``"auto"`` estimates it with
-    :func:`uvp_plugins.curves.estimate_lipschitz` from the given (paid) histories, aligned by
+    :func:`uvp_plugins.adacent.curves.estimate_lipschitz` from the given (paid) histories, aligned by
     budget (``histories[i][b-1]`` is the value at ``b``; missing budgets are NaN). An estimate
     that is not a finite number > 0 (fewer than two evaluated points, or all values equal) means
     "no evidence" and becomes ``math.inf``: enhanced distances then equal plain distances.

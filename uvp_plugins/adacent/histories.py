@@ -1,6 +1,6 @@
 """Learning-curve histories from sparse, possibly non-finite ``(step, value)`` observations.
 
-The predictors of :mod:`uvp_plugins.curves` take a *dense* history ``H`` (values at consecutive
+The predictors of :mod:`uvp_plugins.adacent.curves` take a *dense* history ``H`` (values at consecutive
 budgets ``1..|H|``, Bateni et al., Alg. 6) while frameworks report values at arbitrary
 non-negative integer steps (every epoch, every fifth epoch, starting at 0 or 1) and sometimes
 report ``nan``/``inf``. This module turns such observations into what the core expects:

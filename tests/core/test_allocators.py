@@ -11,14 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from uvp_plugins.bench.context import RunContext
-from uvp_plugins.bench.methods.uvp_core import positive_score
-from uvp_plugins.bench.problems.base import Problem
-from uvp_plugins.bench.registry import get_method
-from uvp_plugins.curves import estimate_lipschitz
-from uvp_plugins.kcenter import covering_radius, greedy_kcenter
-from uvp_plugins.space import FloatParam, SearchSpace
-from uvp_plugins.uvp import (
+from uvp_plugins.adacent.allocators import (
     UVPResult,
     adacent,
     enhanced_adacent,
@@ -26,6 +19,13 @@ from uvp_plugins.uvp import (
     fullcent,
     resolve_epsilon,
 )
+from uvp_plugins.adacent.curves import estimate_lipschitz
+from uvp_plugins.adacent.kcenter import covering_radius, greedy_kcenter
+from uvp_plugins.bench.context import RunContext
+from uvp_plugins.bench.methods.uvp_core import positive_score
+from uvp_plugins.bench.problems.base import Problem
+from uvp_plugins.bench.registry import get_method
+from uvp_plugins.space import FloatParam, SearchSpace
 
 ALLOCATORS: dict[str, tuple[Callable[..., UVPResult], dict[str, Any]]] = {
     "fullcent": (fullcent, {}),

@@ -186,9 +186,9 @@ def estimate_lipschitz(X: np.ndarray, values: np.ndarray, percentile: float = 95
 
     Degenerate cases: with fewer than 2 observed configurations, or no pair at distance > 0
     sharing a budget, there is no evidence and the result is ``math.inf`` - the value for which
-    the enhanced distance of :mod:`uvp_plugins.kcenter` reduces to the plain distance. If every
+    the enhanced distance of :mod:`uvp_plugins.adacent.kcenter` reduces to the plain distance. If every
     pair has ``eps_ij = 0`` (equal values) the result is ``0.0``; callers that divide by epsilon
-    should treat ``0`` like "no evidence" too (see :func:`uvp_plugins.uvp.resolve_epsilon`).
+    should treat ``0`` like "no evidence" too (see :func:`uvp_plugins.adacent.allocators.resolve_epsilon`).
 
     Raises:
         ValueError: bad shapes, non-positive observed values, ``percentile`` outside ``[0, 100]``.

@@ -18,7 +18,7 @@ Conventions shared by every function here:
 * **Ties** go to the lowest candidate index; scores within ``TIE_RTOL`` (relative, ``1e-12``) of
   the maximum count as ties, so that rounding differences between equivalent ways of computing a
   distance (a matrix expansion here, one center at a time in
-  :mod:`uvp_plugins.center_distances`) never change a choice on symmetric meshes.
+  :mod:`uvp_plugins.adacent.center_distances`) never change a choice on symmetric meshes.
 * **First pick without any center**: the candidate closest to the centroid (mean) of the
   available candidates, ties to the lowest index. The paper leaves the first center of KCENTER
   open; the centroid rule is deterministic and does not depend on the order of the mesh (for a

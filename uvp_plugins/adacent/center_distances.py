@@ -11,18 +11,18 @@ from the stored columns:
 
     min_c d~(x, c) = min( min_c ||x - c||,  min_{c: eta_c > 1} (eta_c ||x - c|| - (eta_c - 1)/eps) )
 
-(the two halves of the ``min`` in :func:`uvp_plugins.kcenter.enhanced_distances`, split; a center
+(the two halves of the ``min`` in :func:`uvp_plugins.adacent.kcenter.enhanced_distances`, split; a center
 with ``eta_c = 1``, or without a value, contributes its plain distance only). A step then costs
 about two passes over the ``(n, m)`` matrix instead of ``n m d`` distance arithmetic plus the
-passes. The choice rules are those of :func:`uvp_plugins.kcenter.next_enhanced_center`:
-ties go to the lowest candidate index (within :data:`uvp_plugins.kcenter.TIE_RTOL`), a candidate coinciding with a center (distance exactly
+passes. The choice rules are those of :func:`uvp_plugins.adacent.kcenter.next_enhanced_center`:
+ties go to the lowest candidate index (within :data:`uvp_plugins.adacent.kcenter.TIE_RTOL`), a candidate coinciding with a center (distance exactly
 0) is chosen only when nothing else is available, no center means
-:func:`uvp_plugins.kcenter.first_center`.
+:func:`uvp_plugins.adacent.kcenter.first_center`.
 
 Each distance is ``sqrt(sum_k (x_k - c_k)^2)`` computed for one center at a time, so its bits do
 not depend on when or together with which other centers it was computed: two processes that
 reach the same centers in a different order make the same choices. (The batch functions of
-:mod:`uvp_plugins.kcenter` use a faster matrix expansion whose last bits may differ; the tie
+:mod:`uvp_plugins.adacent.kcenter` use a faster matrix expansion whose last bits may differ; the tie
 tolerance makes both choose alike.)
 
 The matrix holds ``n_candidates x n_centers`` float64 entries; above ``max_entries`` the object
@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from uvp_plugins.kcenter import TIE_RTOL, argmax_lowest, enhancement_factors, first_center
+from uvp_plugins.adacent.kcenter import TIE_RTOL, argmax_lowest, enhancement_factors, first_center
 
 __all__ = ["CenterDistances", "point_distances"]
 
