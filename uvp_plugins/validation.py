@@ -1,0 +1,123 @@
+"""Argument checks shared by every core object and adapter: one message format, one place.
+
+Every check names the argument and the accepted range and raises early (at construction), as
+scikit-learn and Optuna do: ``TypeError`` for a value of the wrong kind, ``ValueError`` for a value
+of the right kind outside its range. ``bool`` is never accepted where a number is expected
+(``True`` is an ``int`` in Python, but never what the caller meant).
+
+Example:
+    >>> check_int("n_candidates", 1000, low=1)
+    1000
+    >>> check_seed("seed", None, allow_none=True) is None
+    True
+    >>> check_float("delta", 0.1, low=0.0, high=1.0, low_open=True, high_open=True)
+    0.1
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Collection
+from typing import Any, TypeVar
+
+__all__ = ["check_int", "check_float", "check_seed", "check_choice", "check_bool"]
+
+_T = TypeVar("_T")
+
+#: seeds are fed to ``numpy.random.SeedSequence`` / ``default_rng``: non-negative integers
+SEED_RANGE = "an int >= 0"
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def check_int(name: str, value: Any, low: int | None = None, high: int | None = None) -> int:
+    """``value`` as a Python ``int`` in ``[low, high]`` (either bound may be ``None``).
+
+    Integral floats (``4.0``) are accepted; other floats, strings and bools are not.
+    """
+    rng = _int_range(low, high)
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)
+    if not _is_int(value):
+        raise TypeError(f"{name} must be {rng}, got {value!r}")
+    v = int(value)
+    if (low is not None and v < low) or (high is not None and v > high):
+        raise ValueError(f"{name} must be {rng}, got {value!r}")
+    return v
+
+
+def _int_range(low: int | None, high: int | None) -> str:
+    if low is not None and high is not None:
+        return f"an int in [{low}, {high}]"
+    if low is not None:
+        return f"an int >= {low}"
+    if high is not None:
+        return f"an int <= {high}"
+    return "an int"
+
+
+def check_float(
+    name: str,
+    value: Any,
+    low: float | None = None,
+    high: float | None = None,
+    *,
+    low_open: bool = False,
+    high_open: bool = False,
+    allow_inf: bool = False,
+) -> float:
+    """``value`` as a finite ``float`` in the interval given by ``low``/``high`` (open or closed
+    ends); ``NaN`` is always refused, infinities unless ``allow_inf``."""
+    interval = _float_range(low, high, low_open, high_open)
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a float {interval}, got {value!r}")
+    v = float(value)
+    if math.isnan(v) or (math.isinf(v) and not allow_inf):
+        raise ValueError(f"{name} must be a finite float {interval}, got {value!r}")
+    if low is not None and (v < low or (low_open and v == low)):
+        raise ValueError(f"{name} must be a float {interval}, got {value!r}")
+    if high is not None and (v > high or (high_open and v == high)):
+        raise ValueError(f"{name} must be a float {interval}, got {value!r}")
+    return v
+
+
+def _float_range(low: float | None, high: float | None, low_open: bool, high_open: bool) -> str:
+    if low is not None and high is not None:
+        return f"in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+    if low is not None:
+        return f"{'>' if low_open else '>='} {low:g}"
+    if high is not None:
+        return f"{'<' if high_open else '<='} {high:g}"
+    return ""
+
+
+def check_seed(name: str, value: Any, *, allow_none: bool = False) -> int | None:
+    """A random seed: an int ``>= 0`` (what ``numpy.random.default_rng`` accepts), or ``None``
+    when ``allow_none``."""
+    if value is None and allow_none:
+        return None
+    accepted = f"{SEED_RANGE} or None" if allow_none else SEED_RANGE
+    if not _is_int(value):
+        raise TypeError(f"{name} must be {accepted}, got {value!r}")
+    if int(value) < 0:
+        raise ValueError(f"{name} must be {accepted}, got {value!r}")
+    return int(value)
+
+
+def check_choice(name: str, value: _T, choices: Collection[_T]) -> _T:
+    """``value`` if it is one of ``choices`` (compared with ``==``, bools never match ints)."""
+    for c in choices:
+        if type(c) is type(value) and c == value:
+            return value
+    shown = ", ".join(repr(c) for c in choices)
+    raise ValueError(f"{name} must be one of {shown}; got {value!r}")
+
+
+def check_bool(name: str, value: Any) -> bool:
+    """``value`` if it is a ``bool`` (not a truthy number or string)."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be a bool (True or False), got {value!r}")
+    return value
