@@ -17,9 +17,8 @@ from uvp_plugins.adacent.allocators import (
     enhanced_adacent,
     enhanced_fullcent,
     fullcent,
-    resolve_epsilon,
 )
-from uvp_plugins.adacent.curves import estimate_lipschitz
+from uvp_plugins.adacent.curves import estimate_lipschitz, resolve_epsilon
 from uvp_plugins.adacent.kcenter import covering_radius, greedy_kcenter
 from uvp_plugins.bench.context import RunContext
 from uvp_plugins.bench.methods.uvp_core import positive_score

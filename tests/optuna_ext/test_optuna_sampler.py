@@ -202,6 +202,7 @@ def test_unit_array_candidates() -> None:
         ({"delta": 1.0}, "delta"),
         ({"delta": 0.0}, "delta"),
         ({"max_resource": 1}, "max_resource"),
+        ({"seed": -1}, r"seed must be an int >= 0 or None, got -1"),
     ],
 )
 def test_constructor_validation(kwargs: dict[str, object], match: str) -> None:

@@ -55,12 +55,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from uvp_plugins.adacent.curves import (
-    estimate_lipschitz,
-    pred_last_slope,
-    tail_fit_bound,
-)
+from uvp_plugins.adacent.curves import resolve_epsilon
 from uvp_plugins.adacent.kcenter import greedy_kcenter, next_enhanced_center
+from uvp_plugins.adacent.pred import PREDICTORS, TAIL_FRACTION, optimistic_prediction
+from uvp_plugins.validation import check_choice
 
 __all__ = [
     "UVPResult",
@@ -75,7 +73,6 @@ __all__ = [
 ValueFn = Callable[[int, int], float]
 OnEvaluate = Callable[[int, int, float, int], None]
 
-_PREDICTORS = ("tail", "last_slope")
 
 
 @dataclass(frozen=True)
@@ -129,8 +126,7 @@ def _check_common(
 
 
 def _check_predictor(predictor: str, tail_fraction: float) -> None:
-    if predictor not in _PREDICTORS:
-        raise ValueError(f"predictor must be one of {_PREDICTORS}, got {predictor!r}")
+    check_choice("predictor", predictor, PREDICTORS)
     if not (0.0 < float(tail_fraction) <= 1.0):
         raise ValueError(f"tail_fraction must be in (0, 1], got {tail_fraction!r}")
 
@@ -155,41 +151,12 @@ def _first_pick(n: int, seed: int | None) -> int | None:
 
 # --------------------------------------------------------------------------------- helpers
 def predict_final(
-    history: np.ndarray, max_budget: int, predictor: str = "tail", tail_fraction: float = 0.3
+    history: np.ndarray, max_budget: int, predictor: str = "tail", tail_fraction: float = TAIL_FRACTION
 ) -> float:
     """Optimistic prediction of ``A(x, T)`` from a history (higher is better): PRED (Alg. 6,
-    ``"last_slope"``) or the tail fit (Sec. 4, ``"tail"``), both on the monotone envelope."""
-    if predictor == "last_slope":
-        return pred_last_slope(history, max_budget)
-    if predictor == "tail":
-        return tail_fit_bound(history, max_budget, fraction=tail_fraction)
-    raise ValueError(f"predictor must be one of {_PREDICTORS}, got {predictor!r}")
-
-
-def resolve_epsilon(
-    epsilon: float | str,
-    X: np.ndarray,
-    histories: list[np.ndarray],
-    percentile: float = 95.0,
-) -> float:
-    """The epsilon to use in enhanced distances.
-
-    A float is returned as is. ``"auto"`` estimates it with
-    :func:`uvp_plugins.adacent.curves.estimate_lipschitz` from the given (paid) histories, aligned by
-    budget (``histories[i][b-1]`` is the value at ``b``; missing budgets are NaN). An estimate
-    that is not a finite number > 0 (fewer than two evaluated points, or all values equal) means
-    "no evidence" and becomes ``math.inf``: enhanced distances then equal plain distances.
-    """
-    if not isinstance(epsilon, str):
-        return float(epsilon)
-    if len(histories) < 2:
-        return math.inf
-    L = max(len(h) for h in histories)
-    V = np.full((len(histories), L), np.nan)
-    for r, h in enumerate(histories):
-        V[r, : len(h)] = h
-    est = estimate_lipschitz(np.asarray(X, dtype=float), V, percentile)
-    return est if (math.isfinite(est) and est > 0) else math.inf
+    ``"last_slope"``) or the tail fit (Sec. 4, ``"tail"``), both on the monotone envelope
+    (:func:`uvp_plugins.adacent.pred.optimistic_prediction`)."""
+    return optimistic_prediction(history, max_budget, predictor, tail_fraction)
 
 
 class _Ledger:
