@@ -195,6 +195,8 @@ class OnlineEnhancedAdaCent:
         self._trials: dict[Hashable, _Trial] = {}
         self._next_number = 0
         self._eps_cache: tuple[tuple[Any, ...], float] | None = None
+        #: the epsilon of the last enhanced step (``nan`` before one, or for plain k-center)
+        self.last_epsilon = math.nan
 
     # ------------------------------------------------------------------ facts
     @property
@@ -352,7 +354,8 @@ class OnlineEnhancedAdaCent:
             return rows, None, math.inf
         scores = positive_scores(raw, self.maximize)
         values = {k: float(s) for (k, _), s in zip(centers, scores, strict=True)}
-        return rows, values, self._epsilon(centers)
+        self.last_epsilon = self._epsilon(centers)
+        return rows, values, self.last_epsilon
 
     def _epsilon(self, centers: list[tuple[Hashable, _Trial]]) -> float:
         """:func:`resolve_epsilon` over the finished, valued centers' curves, in trial order."""
