@@ -51,8 +51,9 @@ class IterativeDeepeningHyperbandPruner(BasePruner):
     Halving for one ``max_resource``; changing it maps earlier trials to other brackets. This
     pruner runs the brackets of Iterative-Deepening Hyperband (Brandt et al., Alg. 1-5): a study
     run with ``max_resource=9`` can be loaded later with ``max_resource=27`` (``eta * R``, or
-    ``eta**k * R``) and goes on where it stopped. Every earlier trial keeps its bracket and its rung
-    results; every bracket gains one rung and new configurations, a new bracket at the new
+    ``eta**k * R``) and goes on where it stopped (a run left unfinished at 9 is completed first,
+    then deepened, as in Alg. 1). Every earlier trial keeps its bracket and its rung results;
+    every bracket gains one rung and new configurations, a new bracket at the new
     ``max_resource`` runs last, and ``variant`` decides which earlier configurations re-enter:
 
     * ``"efficient"`` (eID-HB, default): configurations promoted before are promoted again, the
@@ -97,8 +98,9 @@ class IterativeDeepeningHyperbandPruner(BasePruner):
     **Parallel use and restarts.** The pruner holds no bracket state: each decision replays the
     study's trials, in trial-number order, into the core (see :mod:`optuna_ext._idhb_replay`), and
     the little it writes lives in trial system attributes (the parameters, the rungs a trial
-    continued into, re-entry trials). So ``n_jobs>1``, several processes on one Journal, RDB
-    server (PostgreSQL, MySQL) or gRPC storage, and a restart from storage work. Not parallel
+    continued into, re-entry trials). So ``n_jobs>1``, several processes on one Journal,
+    PostgreSQL (or another RDB server that locks rows) or gRPC-proxy storage, and a restart from
+    storage work. Not parallel
     workers on SQLite: Optuna may hand one enqueued trial to two workers there
     (optuna/optuna#4002), which re-entry trials rely on; the pruner warns when it sees it. Trials of a killed process stay ``RUNNING`` and
     hold their brackets until they are failed: use a storage with heartbeats

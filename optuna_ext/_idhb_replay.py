@@ -52,6 +52,7 @@ __all__ = [
     "Replay",
     "trial_facts",
     "replay",
+    "records",
     "configuration_of",
 ]
 

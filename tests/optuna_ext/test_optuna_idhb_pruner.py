@@ -263,6 +263,9 @@ WORKER = textwrap.dedent(
     sleep = float(os.environ.get("IDHB_SLEEP", "0.003"))
     if backend == "journal":
         storage = JournalStorage(JournalFileBackend(where))
+    elif backend == "grpc":
+        from optuna.storages import GrpcStorageProxy
+        storage = GrpcStorageProxy(host="127.0.0.1", port=int(where))
     elif backend == "heartbeat":
         from optuna.storages import RDBStorage, RetryHeartbeatStaleTrialCallback
         storage = RDBStorage(where, heartbeat_interval=1, grace_period=2,
@@ -354,7 +357,7 @@ def _workers(
     script = tmp_path / "worker.py"
     script.write_text(WORKER)
     (tmp_path / "ckpt").mkdir(exist_ok=True)
-    start = time.time() + 3.0
+    start = time.time() + 2.0
     env = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
     return [
         subprocess.Popen(
@@ -367,9 +370,15 @@ def _workers(
 
 
 def _wait(procs: list[subprocess.Popen]) -> None:
-    for p in procs:
-        _, err = p.communicate(timeout=180)
-        assert p.returncode == 0, err.decode()
+    try:
+        for p in procs:
+            _, err = p.communicate(timeout=180)
+            assert p.returncode == 0, err.decode()
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
 
 
 def _trained(tmp_path: Path) -> list[tuple[int, int]]:
@@ -379,12 +388,50 @@ def _trained(tmp_path: Path) -> list[tuple[int, int]]:
     return out  # type: ignore[return-value]
 
 
-@pytest.mark.parametrize("backend", ["journal", "postgresql"])
+@pytest.fixture
+def grpc_port(tmp_path: Path) -> Any:
+    """An Optuna gRPC storage proxy on a free loopback port, in front of a Journal file."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    code = (
+        "import optuna, sys\n"
+        "from optuna.storages import JournalStorage\n"
+        "from optuna.storages.journal import JournalFileBackend\n"
+        "optuna.logging.set_verbosity(optuna.logging.WARNING)\n"
+        "storage = JournalStorage(JournalFileBackend(sys.argv[1]))\n"
+        "optuna.storages.run_grpc_proxy_server(storage, host='127.0.0.1', port=int(sys.argv[2]))\n"
+    )
+    server = subprocess.Popen(
+        [sys.executable, "-c", code, str(tmp_path / "grpc-journal.log"), str(port)],
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.1)
+        yield port
+    finally:
+        server.kill()
+        server.wait()
+
+
+@pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning")
+@pytest.mark.parametrize("backend", ["journal", "postgresql", "grpc"])
 def test_two_processes_on_one_storage_run_at_9_then_continue_at_27(
     tmp_path: Path, backend: str, request: pytest.FixtureRequest
 ) -> None:
     url = request.getfixturevalue("postgres_url") if backend == "postgresql" else None
-    where, storage = _storage(tmp_path, backend, url)
+    if backend == "grpc":
+        from optuna.storages import GrpcStorageProxy
+
+        port = request.getfixturevalue("grpc_port")
+        where, storage = str(port), GrpcStorageProxy(host="127.0.0.1", port=port)
+    else:
+        where, storage = _storage(tmp_path, backend, url)
     optuna.create_study(study_name="idhb", storage=storage)
     _wait(_workers(tmp_path, where, backend, 9, 2))
     study = optuna.load_study(study_name="idhb", storage=storage)

@@ -234,19 +234,53 @@ def _mean_se(values: list[float]) -> str:
     return f"{a.mean():.2f} ± {se:.2f}"
 
 
+def _runs(task_dir: Path, method: str) -> list[dict[str, Any]]:
+    runs = [json.loads(f.read_text()) for f in sorted((task_dir / method).glob("seed*.json"))]
+    return [r for r in runs if not r.get("error")]
+
+
+def _paired(root: Path, a: str, b: str, direction: str) -> str:
+    """``a`` vs ``b`` on the returned value at ``R1``, per (task, seed): W/T/L and sign test."""
+    from scipy import stats
+
+    w = t = lo = 0
+    diffs = []
+    for task_dir in sorted(p for p in root.iterdir() if p.is_dir()):
+        ra = {r["seed"]: r["extras"]["returned"] for r in _runs(task_dir, a)}
+        rb = {r["seed"]: r["extras"]["returned"] for r in _runs(task_dir, b)}
+        for seed in sorted(set(ra) & set(rb)):
+            x, y = ra[seed], rb[seed]
+            if x is None or y is None:
+                continue
+            d = (x - y) if direction == "max" else (y - x)
+            diffs.append(d)
+            if abs(d) <= 1e-9 * max(1.0, abs(y)):
+                t += 1
+            elif d > 0:
+                w += 1
+            else:
+                lo += 1
+    p = float(stats.binomtest(w, w + lo, 0.5).pvalue) if w + lo else 1.0
+    mean = float(np.mean(diffs)) if diffs else math.nan
+    return f"| {a} vs {b} | {w}/{t}/{lo} | {p:.3f} | {mean:+.2f} |"
+
+
 def format_optuna_idhb(out: str | Path, problem: str = "lcbench") -> str:
     """Markdown tables from ``uvp-bench run`` results of :data:`METHODS`: per task and method,
     the steps of the first run and in total, the returned incumbent's value at ``R1`` and the best
-    value seen, and (for our pruner) whether the steps equal the core's continuation ledger."""
+    value seen, and (for our pruner) whether the steps equal the core's continuation ledger; then
+    ``optuna-idhb`` against each other method, paired by task and seed (wins/ties/losses on the
+    returned value, two-sided sign test with ties dropped, mean difference, positive = better)."""
     root = Path(out) / problem
     rows = []
     totals: dict[str, dict[str, list[float]]] = {}
+    direction = "max"
     for task_dir in sorted(p for p in root.iterdir() if p.is_dir()):
         for method in METHODS:
-            runs = [json.loads(f.read_text()) for f in sorted((task_dir / method).glob("seed*.json"))]
-            runs = [r for r in runs if not r.get("error")]
+            runs = _runs(task_dir, method)
             if not runs:
                 continue
+            direction = runs[0]["direction"]
             ex = [r["extras"] for r in runs]
             cols = {
                 "steps R0": [e.get("steps_r0", 0.0) if len(e["levels"]) > 1 else 0.0 for e in ex],
@@ -274,4 +308,9 @@ def format_optuna_idhb(out: str | Path, problem: str = "lcbench") -> str:
             f"| {method} | {len(cols['steps'])} | {_mean_se(cols['steps'])} | "
             f"{_mean_se(cols['returned'])} | {_mean_se(cols['best seen'])} |"
         )
-    return head + "\n" + "\n".join(rows) + "\n\nAll tasks:\n\n" + "\n".join(overall)
+    paired = ["| pair | W/T/L | sign p | mean difference |", "|---|---|---|---|"]
+    paired += [_paired(root, METHODS[0], m, direction) for m in METHODS[1:] if m in totals]
+    return (
+        head + "\n" + "\n".join(rows) + "\n\nAll tasks:\n\n" + "\n".join(overall)
+        + "\n\nPaired by task and seed (returned value at R1):\n\n" + "\n".join(paired)
+    )
