@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import shutil
 import tempfile
 import time
 import warnings
@@ -136,5 +137,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    with threadpool_limits(limits=1):
-        main()
+    try:
+        with threadpool_limits(limits=1):
+            main()
+    finally:
+        shutil.rmtree(CHECKPOINTS, ignore_errors=True)

@@ -197,6 +197,18 @@ class IterativeDeepeningHyperbandPruner(BasePruner):
     def variant(self) -> str:
         return self._variant
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle the arguments only (a lock and per-process caches do not travel)."""
+        return {
+            "min_resource": self._min_resource,
+            "max_resource": self._max_resource,
+            "reduction_factor": self._eta,
+            "variant": self._variant,
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(**state)  # type: ignore[misc]
+
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(min_resource={self._min_resource}, "
@@ -305,11 +317,7 @@ class IterativeDeepeningHyperbandPruner(BasePruner):
                 return True
             # no work for this new trial (yet): wait while running trials may free some
             waiting = any(f.state == TrialState.WAITING for f in facts.values())
-            others = [
-                f.number
-                for f in facts.values()
-                if f.state == TrialState.RUNNING and f.number != me.number
-            ]
+            others = sorted(rep.busy() - {me.number})
             if done or waiting or not others or time.monotonic() - started > _MAX_WAIT_SECONDS:
                 if not done and others and not waiting:
                     logger.warning(

@@ -187,6 +187,13 @@ class Replay:
         number = self.result_holder.get((job.config_id, job.rung - 1))
         return number if number is not None and number in self.running else None
 
+    def busy(self) -> set[int]:
+        """Running trials that hold a pending job or may continue into a promotion: while there
+        are some, work can still appear (promotions, or slots after deepening)."""
+        out = {self.holder[j.job_id] for j in self.core.pending if j.job_id in self.holder}
+        out |= {n for j in self.unheld if (n := self.reserved_for(j)) is not None}
+        return out & self.running
+
     @property
     def finished(self) -> bool:
         """Every bracket at the target ``R`` is complete."""

@@ -8,6 +8,7 @@ import doctest
 import json
 import math
 import os
+import pickle
 import shutil
 import signal
 import socket
@@ -621,3 +622,30 @@ def test_configuration_id_names_the_first_trial_of_a_configuration() -> None:
         else:
             assert cid == t.number
     assert json.dumps([t.system_attrs.get(RECORD_ATTR) for t in study.trials])  # JSON-clean
+
+
+def test_pruner_pickles_with_its_arguments() -> None:
+    pruner = IterativeDeepeningHyperbandPruner(
+        min_resource=2, max_resource=18, reduction_factor=3, variant="preserving"
+    )
+    copy = pickle.loads(pickle.dumps(pruner))
+    assert repr(copy) == repr(pruner) == (
+        "IterativeDeepeningHyperbandPruner(min_resource=2, max_resource=18, "
+        "reduction_factor=3, variant='preserving')"
+    )
+    study = optuna.create_study(pruner=copy)
+    study.optimize(Trainer(), n_trials=3)
+    assert copy.core(study).min_budget == 2
+
+
+def test_parallel_trials_on_sqlite_are_warned_about(tmp_path: Path) -> None:
+    """Optuna may hand an enqueued trial to two workers on SQLite (optuna/optuna#4002)."""
+    pruner = IterativeDeepeningHyperbandPruner(max_resource=9)
+    study = optuna.create_study(storage=f"sqlite:///{tmp_path / 'w.db'}", pruner=pruner)
+    first, second = study.ask(), study.ask()  # two trials running at once
+    second.suggest_float("a", 0.0, 1.0)
+    first.report(1.0, 1)
+    with pytest.warns(UserWarning, match="optuna/optuna#4002"):
+        first.should_prune()
+    study.tell(first, 1.0)
+    study.tell(second, 1.0)
