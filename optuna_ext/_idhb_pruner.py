@@ -294,11 +294,12 @@ class IterativeDeepeningHyperbandPruner(BasePruner):
                 if len(rep.running) > 1 and not self._warned_sqlite and _is_sqlite(study):
                     self._warned_sqlite = True
                     warnings.warn(
-                        "trials run in parallel on SQLite: Optuna cannot hand an enqueued trial "
-                        "to exactly one worker on SQLite (optuna/optuna#4002), and this pruner "
-                        "enqueues its re-entry trials; a worker may then fail with 'Cannot tell "
-                        "a PRUNED trial'. Use JournalStorage(JournalFileBackend(path)), an RDB "
-                        "server (PostgreSQL, MySQL) or GrpcStorageProxy for parallel workers",
+                        f"trials {sorted(rep.running)} are RUNNING at once on SQLite (parallel "
+                        "workers, or trials of a killed process): Optuna cannot hand an enqueued "
+                        "trial to exactly one of several workers on SQLite (optuna/optuna#4002), "
+                        "and this pruner enqueues its re-entry trials; a worker may then fail "
+                        "with 'Cannot tell a PRUNED trial'. For parallel workers use "
+                        "JournalStorage(JournalFileBackend(path)), PostgreSQL or GrpcStorageProxy",
                         stacklevel=3,
                     )
             if done:

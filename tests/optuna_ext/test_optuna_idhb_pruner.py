@@ -475,8 +475,17 @@ def test_a_killed_process_loses_nothing_with_heartbeat_and_retry(tmp_path: Path)
     (proc,) = _workers(tmp_path, url, "heartbeat", 27, 1, env={"IDHB_SLEEP": "0.02"})
     study = optuna.load_study(study_name="idhb", storage=url)
     deadline = time.time() + 60
-    while time.time() < deadline and len(study.trials) < 12:
-        time.sleep(0.1)
+
+    def training() -> bool:
+        """A trial at step 2: its heartbeat is recorded and its rung budget (>= 3) is at least
+        one step (20 ms) away, so the kill lands inside it."""
+        trials = study.get_trials(deepcopy=False)
+        return len(trials) >= 12 and any(
+            t.state == TrialState.RUNNING and t.last_step == 2 for t in trials
+        )
+
+    while time.time() < deadline and not training():
+        time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)  # mid-trial: its RUNNING trial holds a job
     proc.wait()
     running = [t.number for t in study.trials if t.state == TrialState.RUNNING]
