@@ -50,6 +50,8 @@ class RunContext:
         self.timings: dict[str, list[float]] = {}
         #: for CASH problems (a ``selector`` parameter names the model class): evaluations per arm
         self.arm_evaluations: dict[str, int] = {}
+        #: method-specific facts (JSON-serialisable) written to the run's summary as ``extras``
+        self.extras: dict[str, Any] = {}
         self._selector: str | None = getattr(problem, "selector", None)
 
     # ------------------------------------------------------------------ facts

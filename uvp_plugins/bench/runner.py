@@ -133,6 +133,8 @@ def run_one(spec: RunSpec, out: str | os.PathLike[str]) -> dict[str, Any]:
         summary["problem_options"] = options
     if ctx.arm_evaluations:  # CASH problems: how the budget was spread over model classes
         summary["arm_evaluations"] = dict(sorted(ctx.arm_evaluations.items()))
+    if ctx.extras:  # method-specific facts (e.g. a core ledger to compare with the steps spent)
+        summary["extras"] = ctx.extras
     if ctx.timings:
         summary["timings"] = {
             name: {
