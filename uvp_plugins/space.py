@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.stats import qmc
 
 __all__ = [
     "FloatParam",
@@ -304,6 +303,8 @@ class SearchSpace:
             raise ValueError(f"n must be a positive int, got {n!r}")
         if len(self.params) == 0:
             raise ValueError("cannot build a mesh over an empty search space")
+        from scipy.stats import qmc  # imported here: scipy.stats takes seconds to import
+
         sobol = qmc.Sobol(d=len(self.params), scramble=True, seed=seed)
         m = int(math.ceil(math.log2(max(int(n), 2))))
         u = sobol.random_base2(m)[: int(n)]
