@@ -139,7 +139,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         _problem_options(args),
     )
     print(f"[uvp-bench] {len(specs)} runs -> {args.out} ({args.jobs} at a time)", file=sys.stderr)
-    results = run_many(specs, args.out, jobs=args.jobs, force=args.force)
+    results = run_many(specs, args.out, jobs=args.jobs, force=args.force, threads=args.threads)
     errors = [r for r in results if r.get("error")]
     for r in errors:
         print(f"[uvp-bench] ERROR in {r['problem']}/{r['task']}/{r['method']}/seed{r['seed']}:\n{r['error']}", file=sys.stderr)
@@ -196,7 +196,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         jobs = 1 if any(m.startswith("ray-") for m in usable) else args.jobs
-        run_many(specs, out, jobs=jobs, force=args.force)
+        run_many(specs, out, jobs=jobs, force=args.force, threads=args.threads)
         ran_any = True
     if not ran_any:
         print("[uvp-bench demo] nothing to run: install the frameworks with pip install 'uvp-plugins[all]'", file=sys.stderr)
@@ -212,7 +212,8 @@ def _cmd_idhb(args: argparse.Namespace) -> int:
     options = _problem_options(args)
     tasks = _resolve_tasks(pspec, args.tasks, options)
     root = run_idhb_benchmark(
-        args.problem, tasks, parse_seeds(args.seeds), args.eta, args.r0, args.out, args.jobs, options, args.force
+        args.problem, tasks, parse_seeds(args.seeds), args.eta, args.r0, args.out, args.jobs, options,
+        args.force, args.threads,
     )
     print(idhb_report(root, plot=not args.no_plots))
     return 0
@@ -263,6 +264,14 @@ _PASS_THROUGH = {
 _RUNS_SMAC = frozenset({"tobit-runtime"})
 
 
+def _add_threads(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--threads", type=int, default=None, metavar="N",
+        help="BLAS/OpenMP threads per worker process (default: your OMP_NUM_THREADS if set, "
+        "else cores // jobs, so that jobs x threads <= cores)",
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="uvp-bench",
@@ -281,6 +290,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--total-budget", type=float, default=None, help="total budget B in fidelity units (overrides --budget-factor)")
     run.add_argument("--out", default="bench-out", help="output directory (default bench-out)")
     run.add_argument("--jobs", type=int, default=1, help="runs in parallel processes (default 1)")
+    _add_threads(run)
     run.add_argument("--yahpo-data", default=None, help="YAHPO Gym data directory (default ../shared/yahpo_data or $UVP_YAHPO_DATA)")
     run.add_argument("--log-params", default=None, help="YAHPO problems: comma-separated numeric parameters to sample on a log scale (e.g. weight_decay on lcbench, as the AdaCent authors' code does); the same space for every method")
     run.add_argument("--force", action="store_true", help="rerun runs whose results exist")
@@ -306,6 +316,7 @@ def _parser() -> argparse.ArgumentParser:
     idhb.add_argument("--r0", type=int, default=16, help="initial max budget R (deepened once to eta*R)")
     idhb.add_argument("--out", default="bench-idhb")
     idhb.add_argument("--jobs", type=int, default=1)
+    _add_threads(idhb)
     idhb.add_argument("--yahpo-data", default=None)
     idhb.add_argument("--force", action="store_true")
     idhb.add_argument("--no-plots", action="store_true")
@@ -349,6 +360,7 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--out", default="uvp-bench-demo")
     demo.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
     demo.add_argument("--force", action="store_true")
+    _add_threads(demo)
     demo.set_defaults(func=_cmd_demo)
     return parser
 

@@ -55,8 +55,12 @@ def run_idhb_benchmark(
     jobs: int = 1,
     options: dict[str, Any] | None = None,
     force: bool = False,
+    threads: int | None = None,
 ) -> Path:
-    """Run the comparison for every (task, seed); returns the results directory."""
+    """Run the comparison for every (task, seed); returns the results directory (``threads``:
+    BLAS/OpenMP threads per worker, see :func:`uvp_plugins.bench.threads.resolve_threads`)."""
+    from uvp_plugins.bench.threads import resolve_threads, worker_thread_env
+
     if eta < 2:
         raise ValueError(f"--eta must be >= 2, got {eta}")
     if r0 < eta:
@@ -69,7 +73,11 @@ def run_idhb_benchmark(
             if force or not path.exists():
                 todo.append((problem, str(t), int(s), eta, r0, dict(options or {}), str(path)))
     start = time.perf_counter()
-    with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=get_context("spawn")) as pool:
+    workers = max(1, jobs)
+    with (
+        worker_thread_env(resolve_threads(workers, threads)),
+        ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool,
+    ):
         futures = [pool.submit(_one, *args) for args in todo]
         for i, fut in enumerate(futures, 1):
             res = fut.result()

@@ -12,7 +12,9 @@ a time, ``spawn`` start method), never in the driver: a run that crashes is reco
 traceback and the others go on. Workers are reused across runs (imports and surrogate sessions
 are loaded once per worker); no optimizer state is shared between runs. Workers start with
 ``PYTHONHASHSEED=0`` unless the caller set it (see :func:`fixed_worker_hash_seed`), so a run is
-reproducible from its seed.
+reproducible from its seed, and with their BLAS/OpenMP thread pools limited so that jobs x threads
+<= cores (:mod:`uvp_plugins.bench.threads`; ``threads=`` overrides, each run records the pool sizes
+it ran with).
 """
 
 from __future__ import annotations
@@ -88,8 +90,11 @@ def _atomic_write(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def run_one(spec: RunSpec, out: str | os.PathLike[str]) -> dict[str, Any]:
-    """Run one combination in this process and write its CSV and JSON; returns the summary."""
+def run_one(spec: RunSpec, out: str | os.PathLike[str], threads: int | None = None) -> dict[str, Any]:
+    """Run one combination in this process and write its CSV and JSON; returns the summary.
+
+    ``threads``: the thread limit this process runs under (recorded with the pool sizes)."""
+    from uvp_plugins.bench.threads import thread_pool_sizes
     from uvp_plugins.bench.context import RunContext
     from uvp_plugins.bench.ledger import BudgetExhausted
     from uvp_plugins.bench.registry import get_method, get_problem
@@ -127,6 +132,8 @@ def run_one(spec: RunSpec, out: str | os.PathLike[str]) -> dict[str, Any]:
         "optimum": problem.optimum,
         "error": error,
         "python_hash_seed": os.environ.get("PYTHONHASHSEED"),
+        "threads": threads,
+        "thread_pools": thread_pool_sizes(),
     }
     options = {k: v for k, v in spec.problem_options.items() if k != "yahpo_data"}
     if options:  # e.g. log_params: a different parameterisation of the space
@@ -148,16 +155,16 @@ def run_one(spec: RunSpec, out: str | os.PathLike[str]) -> dict[str, Any]:
     return summary
 
 
-def _worker(spec: RunSpec, out: str) -> dict[str, Any]:
-    # one core per run: runs are parallelised by processes. BLAS threads, and joblib's worker
-    # count (SMAC's random forest fits and predicts with n_jobs=-1, i.e. one thread per core,
-    # which on a shared machine costs more in thread polling than it gains)
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "LOKY_MAX_CPU_COUNT"):
-        os.environ.setdefault(var, "1")
+def _worker(spec: RunSpec, out: str, threads: int) -> dict[str, Any]:
+    # the thread limit is already in this process's environment (set by the parent before the
+    # pool started, see run_many); threadpoolctl also limits the pools loaded since
+    from uvp_plugins.bench.threads import limit_threads
+
+    limit_threads(threads)
     import warnings
 
     warnings.filterwarnings("ignore")
-    return run_one(spec, out)
+    return run_one(spec, out, threads)
 
 
 _WORKER_DIED = "worker died: "
@@ -206,8 +213,14 @@ def run_many(
     jobs: int = 1,
     force: bool = False,
     progress: Callable[[str], None] | None = None,
+    threads: int | None = None,
 ) -> list[dict[str, Any]]:
-    """Run every spec in a separate process (``jobs`` at a time); skip finished ones."""
+    """Run every spec in a separate process (``jobs`` at a time); skip finished ones.
+
+    ``threads``: BLAS/OpenMP threads per worker (default: the caller's ``OMP_NUM_THREADS`` if
+    set, else cores // jobs; :func:`uvp_plugins.bench.threads.resolve_threads`)."""
+    from uvp_plugins.bench.threads import resolve_threads, worker_thread_env
+
     out_dir = Path(out)
     say = progress or (lambda msg: print(msg, file=sys.stderr, flush=True))
     todo = [s for s in specs if force or not _finished(result_paths(out_dir, s)[1])]
@@ -225,14 +238,19 @@ def run_many(
     start = time.perf_counter()
     ctx = mp.get_context("spawn")
     workers = max(1, int(jobs))
-    with fixed_worker_hash_seed(), ProcessPoolExecutor(workers, mp_context=ctx) as pool:
+    per_worker = resolve_threads(workers, threads)
+    with (
+        fixed_worker_hash_seed(),
+        worker_thread_env(per_worker),
+        ProcessPoolExecutor(workers, mp_context=ctx) as pool,
+    ):
         pending: dict[Future[dict[str, Any]], RunSpec] = {}
         queue = list(todo)
         done = 0
         while queue or pending:
             while queue and len(pending) < workers:
                 spec = queue.pop(0)
-                pending[pool.submit(_worker, spec, str(out_dir))] = spec
+                pending[pool.submit(_worker, spec, str(out_dir), per_worker)] = spec
             finished, _ = wait(list(pending), return_when=FIRST_COMPLETED)
             for fut in finished:
                 spec = pending.pop(fut)
