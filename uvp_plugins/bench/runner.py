@@ -94,10 +94,10 @@ def run_one(spec: RunSpec, out: str | os.PathLike[str], threads: int | None = No
     """Run one combination in this process and write its CSV and JSON; returns the summary.
 
     ``threads``: the thread limit this process runs under (recorded with the pool sizes)."""
-    from uvp_plugins.bench.threads import thread_pool_sizes
     from uvp_plugins.bench.context import RunContext
     from uvp_plugins.bench.ledger import BudgetExhausted
     from uvp_plugins.bench.registry import get_method, get_problem
+    from uvp_plugins.bench.threads import thread_pool_sizes
 
     out_dir = Path(out)
     csv_path, json_path = result_paths(out_dir, spec)
