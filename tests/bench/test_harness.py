@@ -35,7 +35,7 @@ def test_cli_run_and_report_on_a_synthetic_problem(tmp_path, capsys) -> None:  #
     text = capsys.readouterr().out
     assert rc == 0 and "| optuna-tpe | 1 |" in text and "| random |" not in text
     assert main(["report", str(out), "--methods", "nope"]) == 2
-    assert "nope not in" in capsys.readouterr().err
+    assert "no runs of method 'nope'" in capsys.readouterr().err
     # rerunning skips finished runs
     assert main(["run", "--problem", "lc-synthetic", "--tasks", "0", "--methods", "random",
                  "--seeds", "0", "--budget-factor", "5", "--out", str(out)]) == 0

@@ -334,22 +334,20 @@ def format_table(rows: Sequence[dict[str, Any]], methods: Sequence[str] = METHOD
     return "\n".join(lines)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``uvp-bench censored-quality``: run the Table 1 protocol (or load rows of earlier runs
-    with ``--from-json``), print the seed-averaged table and the targets (averaged and per
-    seed)."""
+def build_parser() -> argparse.ArgumentParser:
+    """The subcommand's options."""
     parser = argparse.ArgumentParser(
         prog="uvp-bench censored-quality",
         description="Table 1 of Eggensperger et al.: RMSE of I, D, S&H and T under censoring.",
     )
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0])
-    parser.add_argument("--functions", nargs="+", default=list(FUNCTIONS), choices=list(FUNCTIONS))
-    parser.add_argument("--percentiles", type=float, nargs="+", default=[10, 20, 40, 80])
-    parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
-    parser.add_argument("--n-copies", type=int, default=10)
-    parser.add_argument("--n-members", type=int, default=5)
-    parser.add_argument("--n-steps", type=int, default=1500)
-    parser.add_argument("--batch-size", type=int, default=128)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0], help="seeds; each draws its own data set and networks (default: 0)")
+    parser.add_argument("--functions", nargs="+", default=list(FUNCTIONS), choices=list(FUNCTIONS), help="test functions (default: all)")
+    parser.add_argument("--percentiles", type=float, nargs="+", default=[10, 20, 40, 80], help="censoring thresholds gamma as percentiles of the true values (default: 10 20 40 80)")
+    parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS), help="I: censored values as if exact, D: drop them, S&H: Schmee-Hahn imputation, T: Tobit loss (default: all)")
+    parser.add_argument("--n-copies", type=int, default=10, help="noisy copies of every sampled location (default: 10, the paper's)")
+    parser.add_argument("--n-members", type=int, default=5, help="networks per ensemble (default: 5)")
+    parser.add_argument("--n-steps", type=int, default=1500, help="training steps per network (default: 1500)")
+    parser.add_argument("--batch-size", type=int, default=128, help="mini-batch size of the network training (default: 128)")
     parser.add_argument(
         "--censor-value",
         choices=["threshold", "uniform"],
@@ -364,7 +362,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="FILE",
         help="do not run: load and merge the rows of earlier --json files, then report",
     )
-    parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``uvp-bench censored-quality``: run the Table 1 protocol (or load rows of earlier runs
+    with ``--from-json``), print the seed-averaged table and the targets (averaged and per
+    seed)."""
+    parser = build_parser()
     argv = list(argv) if argv is not None else None
     if argv and argv[0] == "--":  # `uvp-bench censored-quality -- --seeds ...` forwards the "--"
         argv = argv[1:]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import os
 import subprocess
 import sys
@@ -21,6 +22,7 @@ from typing import Any
 
 from uvp_plugins.bench import registry
 from uvp_plugins.bench.runner import WORKER_HASH_SEED, RunSpec, parse_seeds, run_many
+from uvp_plugins.bench.suggest import unknown_name
 
 __all__ = ["main", "build_specs"]
 
@@ -53,11 +55,12 @@ def _resolve_tasks(spec: registry.ProblemSpec, text: str | None, options: dict[s
             raise ValueError(f"--tasks first:N needs an integer N, got {text!r}") from None
         return valid[:n]
     tasks = [t.strip() for t in text.split(",") if t.strip()]
-    unknown = [t for t in tasks if t not in valid]
-    if unknown:
-        raise ValueError(
-            f"unknown task(s) {', '.join(unknown)} for {spec.name}; valid tasks: {', '.join(valid)}"
-        )
+    for t in tasks:
+        if t not in valid:
+            raise ValueError(unknown_name(
+                "task", t, valid, context=f" for {spec.name}",
+                hint=f"see 'uvp-bench list --tasks {spec.name}'",
+            ))
     return tasks
 
 
@@ -73,9 +76,9 @@ def build_specs(
     """Validate the command-line choices and expand them into run specs (clear errors)."""
     options = dict(problem_options or {})
     pspec = registry.get_problem(problem)
-    missing = [m for m in pspec.requires if __import__("importlib.util").util.find_spec(m) is None]
+    missing = [m for m in pspec.requires if importlib.util.find_spec(m) is None]
     if missing:
-        raise ValueError(f"problem {problem!r} needs {', '.join(missing)}: pip install 'uvp-plugins[bench]'")
+        raise ValueError(f"problem {problem!r} {registry.install_hint(missing)}")
     task_list = _resolve_tasks(pspec, tasks, options)
     method_names = [m.strip() for m in methods.split(",") if m.strip()]
     if not method_names:
@@ -106,13 +109,19 @@ def build_specs(
     ]
 
 
-def _cmd_list(_: argparse.Namespace) -> int:
+def _cmd_list(args: argparse.Namespace) -> int:
+    if args.tasks:
+        pspec = registry.get_problem(args.tasks)
+        tasks = [str(t) for t in pspec.tasks(**_problem_options(args))]
+        print(f"Tasks of {pspec.name} ({len(tasks)}):")
+        print("  " + ", ".join(tasks))
+        return 0
     print("Problems:")
     for name, p in registry.problems().items():
         print(f"  {name:16s} [{p.kind}] {p.description}")
     print("\nMethods:")
     for name, m in registry.methods().items():
-        state = "" if m.available else f"  (needs: {', '.join(m.missing())})"
+        state = "" if m.available else f"  ({registry.install_hint(m.missing())})"
         print(f"  {name:26s} [{m.kind}; {','.join(m.problem_kinds)}] {m.description}{state}")
     return 0
 
@@ -122,7 +131,9 @@ def _problem_options(args: argparse.Namespace) -> dict[str, Any]:
     if getattr(args, "yahpo_data", None):
         opts["yahpo_data"] = args.yahpo_data
     if getattr(args, "log_params", None):
-        if args.problem not in ("lcbench", "rbv2_rpart", "rbv2_xgboost", "iaml_glmnet"):
+        from uvp_plugins.bench.problems.yahpo import YAHPO_PROBLEMS
+
+        if args.problem not in YAHPO_PROBLEMS:
             raise ValueError(f"--log-params applies to the YAHPO problems, not {args.problem!r}")
         opts["log_params"] = [p.strip() for p in args.log_params.split(",") if p.strip()]
     return opts
@@ -272,94 +283,134 @@ def _add_threads(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_jobs(parser: argparse.ArgumentParser, default: int = 1) -> None:
+    parser.add_argument(
+        "--jobs", type=int, default=default, metavar="N",
+        help=f"runs in parallel worker processes (default {default})",
+    )
+
+
+def _add_yahpo_data(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--yahpo-data", default=None, metavar="PATH",
+        help="YAHPO Gym data directory (default: $UVP_YAHPO_DATA, else shared/yahpo_data beside "
+        "this repository's clone, else ~/.local/share/yahpo_data)",
+    )
+
+
+def _add_tasks_seeds(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--tasks", default=None,
+        help="comma-separated tasks, 'all', or 'first:N' (default: the first task; "
+        "see 'uvp-bench list --tasks PROBLEM')",
+    )
+    parser.add_argument("--seeds", default="0", help="seeds, e.g. '0-9' or '0,3,5' (default 0)")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="uvp-bench",
         description="Benchmark uvp-plugins beside the frameworks' own methods (same budget, same seeds).",
     )
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    sub.add_parser("list", help="list problems and methods").set_defaults(func=_cmd_list)
+    lst = sub.add_parser("list", help="list problems and methods (or one problem's tasks)",
+                         description="List the problems and methods, or the tasks of one problem.")
+    lst.add_argument("--tasks", default=None, metavar="PROBLEM", help="list the tasks of PROBLEM instead")
+    _add_yahpo_data(lst)
+    lst.set_defaults(func=_cmd_list)
 
-    run = sub.add_parser("run", help="run methods on a problem (each run in its own process)")
+    run = sub.add_parser("run", help="run methods on a problem (each run in its own process)",
+                         description="Run every (task, method, seed) on a problem; finished runs "
+                         "are skipped when the command is repeated.")
     run.add_argument("--problem", required=True, help="problem family (see 'uvp-bench list')")
-    run.add_argument("--tasks", default=None, help="comma-separated tasks, 'all', or 'first:N' (default: the first task)")
-    run.add_argument("--methods", required=True, help="comma-separated method names")
-    run.add_argument("--seeds", default="0", help="seeds, e.g. '0-9' or '0,3,5' (default 0)")
-    run.add_argument("--budget-factor", type=float, default=20.0, help="total budget B = factor * T (default 20; CASH problems default to their own B, e.g. 200 iterations)")
-    run.add_argument("--total-budget", type=float, default=None, help="total budget B in fidelity units (overrides --budget-factor)")
-    run.add_argument("--out", default="bench-out", help="output directory (default bench-out)")
-    run.add_argument("--jobs", type=int, default=1, help="runs in parallel processes (default 1)")
+    run.add_argument("--methods", required=True, help="comma-separated method names (see 'uvp-bench list')")
+    _add_tasks_seeds(run)
+    run.add_argument("--budget-factor", type=float, default=20.0, metavar="F", help="total budget B = F * T fidelity units (default 20; CASH problems default to their own B, e.g. 200 iterations)")
+    run.add_argument("--total-budget", type=float, default=None, metavar="B", help="total budget B in fidelity units (overrides --budget-factor)")
+    run.add_argument("--out", default="bench-out", metavar="DIR", help="output directory (default bench-out)")
+    _add_jobs(run)
     _add_threads(run)
-    run.add_argument("--yahpo-data", default=None, help="YAHPO Gym data directory (default ../shared/yahpo_data or $UVP_YAHPO_DATA)")
-    run.add_argument("--log-params", default=None, help="YAHPO problems: comma-separated numeric parameters to sample on a log scale (e.g. weight_decay on lcbench, as the AdaCent authors' code does); the same space for every method")
+    _add_yahpo_data(run)
+    run.add_argument("--log-params", default=None, metavar="NAMES", help="YAHPO problems: comma-separated numeric parameters to sample on a log scale (e.g. weight_decay on lcbench, as the AdaCent authors' code does); the same space for every method")
     run.add_argument("--force", action="store_true", help="rerun runs whose results exist")
     run.set_defaults(func=_cmd_run)
 
-    rep = sub.add_parser("report", help="summarise a results directory (table + PNG plots)")
-    rep.add_argument("directory")
-    rep.add_argument("--baseline", default=None, help="method to count wins/ties/losses against")
-    rep.add_argument("--fractions", default="0.1,0.25,0.5,1.0", help="budget fractions for ranks")
-    rep.add_argument("--plot-dir", default=None, help="where to write PNGs (default DIR/plots)")
-    rep.add_argument("--no-plots", action="store_true")
+    rep = sub.add_parser("report", help="summarise a results directory (table + PNG plots)",
+                         description="Tables (mean final score, mean ranks, wins/ties/losses, "
+                         "overhead) and PNG plots of a 'uvp-bench run' output directory.")
+    rep.add_argument("directory", help="the --out directory of 'uvp-bench run'")
+    rep.add_argument("--baseline", default=None, metavar="METHOD", help="method to count wins/ties/losses against (sign test)")
+    rep.add_argument("--fractions", default="0.1,0.25,0.5,1.0", help="budget fractions for the rank columns (default 0.1,0.25,0.5,1.0)")
+    rep.add_argument("--plot-dir", default=None, metavar="DIR", help="where to write PNGs (default DIR/plots)")
+    rep.add_argument("--no-plots", action="store_true", help="write no PNGs")
     rep.add_argument("--methods", default=None, help="comma-separated methods to include (default: all)")
     rep.add_argument("--tasks", default=None, help="comma-separated tasks to include, or 'common': the tasks every selected method has runs on (default: all)")
     rep.add_argument("--seeds", default=None, help="seeds to include, e.g. 0-4 (default: all)")
     rep.add_argument("--bootstrap", type=int, default=0, metavar="N", help="add the final mean rank with a 95%% bootstrap interval over seeds and P(best), from N replicates (the CASH paper's App. D.1; default 0: off)")
     rep.set_defaults(func=_cmd_report)
 
-    idhb = sub.add_parser("idhb", help="ID-HB variants vs re-running Hyperband at eta*R (Brandt et al., Figure 3)")
-    idhb.add_argument("--problem", required=True)
-    idhb.add_argument("--tasks", default=None, help="comma-separated tasks, 'all', or 'first:N'")
-    idhb.add_argument("--seeds", default="0")
-    idhb.add_argument("--eta", type=int, default=2)
-    idhb.add_argument("--r0", type=int, default=16, help="initial max budget R (deepened once to eta*R)")
-    idhb.add_argument("--out", default="bench-idhb")
-    idhb.add_argument("--jobs", type=int, default=1)
+    idhb = sub.add_parser("idhb", help="ID-HB variants vs re-running Hyperband at eta*R (Brandt et al., Figure 3)",
+                          description="Hyperband at R, deepened once to eta*R by the three ID-HB "
+                          "variants, vs a fresh Hyperband at eta*R (Brandt et al., Sec. 7).")
+    idhb.add_argument("--problem", required=True, help="problem family (see 'uvp-bench list')")
+    _add_tasks_seeds(idhb)
+    idhb.add_argument("--eta", type=int, default=2, help="Hyperband's reduction factor (default 2)")
+    idhb.add_argument("--r0", type=int, default=16, help="initial max budget R (deepened once to eta*R; default 16)")
+    idhb.add_argument("--out", default="bench-idhb", metavar="DIR", help="output directory (default bench-idhb)")
+    _add_jobs(idhb)
     _add_threads(idhb)
-    idhb.add_argument("--yahpo-data", default=None)
-    idhb.add_argument("--force", action="store_true")
-    idhb.add_argument("--no-plots", action="store_true")
+    _add_yahpo_data(idhb)
+    idhb.add_argument("--force", action="store_true", help="rerun runs whose results exist")
+    idhb.add_argument("--no-plots", action="store_true", help="write no PNG")
     idhb.set_defaults(func=_cmd_idhb)
 
-    ov = sub.add_parser("overhead", help="Optuna sampler time per trial: EnhancedAdaCentSampler beside TPESampler")
-    ov.add_argument("--trials", default="100,1000")
-    ov.add_argument("--candidates", default="1000,10000")
-    ov.add_argument("--seed", type=int, default=0)
+    ov = sub.add_parser("overhead", help="Optuna sampler time per trial: EnhancedAdaCentSampler beside TPESampler",
+                        description="Sampler wall time per trial of EnhancedAdaCentSampler beside "
+                        "Optuna's TPESampler, in one process, interleaved.")
+    ov.add_argument("--trials", default="100,1000", help="study sizes, comma-separated, each >= 10 (default 100,1000)")
+    ov.add_argument("--candidates", default="1000,10000", help="EnhancedAdaCentSampler mesh sizes, comma-separated (default 1000,10000)")
+    ov.add_argument("--seed", type=int, default=0, help="sampler seed (default 0)")
     ov.add_argument("--repeats", type=int, default=1, help="interleaved runs per sampler; cells are medians (default 1)")
     ov.set_defaults(func=_cmd_overhead)
 
-    rov = sub.add_parser("ray-overhead", help="Ray Tune scheduler time per on_trial_result: IterativeDeepeningHyperBandScheduler beside HyperBandScheduler (real tune.run, local 2-CPU cluster)")
+    rov = sub.add_parser("ray-overhead", help="Ray Tune scheduler time per on_trial_result: IterativeDeepeningHyperBandScheduler beside HyperBandScheduler (real tune.run, local 2-CPU cluster)",
+                         description="Scheduler time per on_trial_result of IterativeDeepening"
+                         "HyperBandScheduler beside Ray's HyperBandScheduler (real tune.run).")
     rov.add_argument("--max-t", type=int, default=27, help="max_t of both schedulers (default 27)")
     rov.add_argument("--eta", type=int, default=3, help="reduction_factor of both schedulers (default 3)")
     rov.add_argument("--repeats", type=int, default=1, help="runs per scheduler, alternating (default 1)")
-    rov.add_argument("--seed", type=int, default=0)
+    rov.add_argument("--seed", type=int, default=0, help="seed of the configurations (default 0)")
     rov.add_argument("--stall-timeout", type=float, default=30.0, help="end a run after this many seconds without a result (Ray's HyperBandScheduler can leave a trial paused for good; default 30)")
     rov.set_defaults(func=_cmd_ray_overhead)
 
-    ihr = sub.add_parser("idhb-ray", help="ID-HB through Ray Tune: iterations Ray trained vs the core's continuation ledger, per task and seed")
-    ihr.add_argument("--problem", required=True)
-    ihr.add_argument("--tasks", default=None, help="comma-separated tasks, 'all', or 'first:N'")
-    ihr.add_argument("--seeds", default="0")
-    ihr.add_argument("--eta", type=int, default=2)
-    ihr.add_argument("--r0", type=int, default=16, help="initial max budget R (deepened once to eta*R within the Ray run)")
+    ihr = sub.add_parser("idhb-ray", help="ID-HB through Ray Tune: iterations Ray trained vs the core's continuation ledger, per task and seed",
+                         description="ID-HB through Ray Tune, deepened within one run: iterations "
+                         "Ray trained vs the core's continuation ledger (exit code 1 if they differ).")
+    ihr.add_argument("--problem", required=True, help="problem family (see 'uvp-bench list')")
+    _add_tasks_seeds(ihr)
+    ihr.add_argument("--eta", type=int, default=2, help="reduction factor (default 2)")
+    ihr.add_argument("--r0", type=int, default=16, help="initial max budget R (deepened once to eta*R within the Ray run; default 16)")
     ihr.add_argument("--variant", default="efficient", help="efficient, preserving or discarding (default efficient)")
-    ihr.add_argument("--yahpo-data", default=None)
-    ihr.add_argument("--out", default=None, help="also write the rows as JSON to this file")
+    _add_yahpo_data(ihr)
+    ihr.add_argument("--out", default=None, metavar="FILE", help="also write the rows as JSON to this file")
     ihr.set_defaults(func=_cmd_idhb_ray)
 
     tr = sub.add_parser("tobit-runtime", help="runtime minimisation with a cutoff: smac-tobit-ts vs SMAC's random forest vs random search (Eggensperger et al., Table 3); --overhead: fit+predict time per SMAC iteration; options: see --help of the subcommand", add_help=False)
-    tr.add_argument("rest", nargs=argparse.REMAINDER)
+    tr.add_argument("rest", nargs=argparse.REMAINDER, help="options of the subcommand")
     tr.set_defaults(func=lambda a: 2)  # handled in main() (_PASS_THROUGH)
 
     cq = sub.add_parser("censored-quality", help="Tobit vs ignore/drop/Schmee-Hahn model quality (Eggensperger et al., Table 1); options: see --help of the subcommand", add_help=False)
-    cq.add_argument("rest", nargs=argparse.REMAINDER)
+    cq.add_argument("rest", nargs=argparse.REMAINDER, help="options of the subcommand")
     cq.set_defaults(func=lambda a: 2)  # handled in main() (_PASS_THROUGH)
 
-    demo = sub.add_parser("demo", help="each available plugin against its framework's native counterpart on real scikit-learn training")
-    demo.add_argument("--out", default="uvp-bench-demo")
-    demo.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
-    demo.add_argument("--force", action="store_true")
+    demo = sub.add_parser("demo", help="each available plugin against its framework's native counterpart on real scikit-learn training",
+                          description="The showcase: each plugin against its framework's own "
+                          "method on real scikit-learn training, with the uncertainty of every "
+                          "verdict; a table, a summary and PNG plots.")
+    demo.add_argument("--out", default="uvp-bench-demo", metavar="DIR", help="output directory; a repeated demo reuses finished runs (default uvp-bench-demo)")
+    _add_jobs(demo, default=min(2, os.cpu_count() or 1))
+    demo.add_argument("--force", action="store_true", help="rerun runs whose results exist")
     _add_threads(demo)
     demo.set_defaults(func=_cmd_demo)
     return parser

@@ -38,6 +38,7 @@ from uvp_plugins.bench.bootstrap_ranks import (
     format_bootstrap_ranks,
     per_task_scores,
 )
+from uvp_plugins.bench.suggest import did_you_mean, short_list
 
 __all__ = ["Run", "load_runs", "summarise", "format_table", "plot_problem", "report"]
 
@@ -318,13 +319,13 @@ def report(
         tasks = None
     for name, wanted, attr in (("methods", methods, "method"), ("tasks", tasks, "task")):
         if wanted is not None:
-            present = {getattr(r, attr) for r in runs}
-            unknown = sorted(set(wanted) - present)
-            if unknown:
-                raise ValueError(
-                    f"--{name}: {', '.join(unknown)} not in {directory}; present: "
-                    f"{', '.join(sorted(present))}"
-                )
+            present = sorted({getattr(r, attr) for r in runs})
+            for w in wanted:
+                if w not in present:
+                    raise ValueError(
+                        f"--{name}: no runs of {attr} {w!r} in {directory}{did_you_mean(w, present)}; "
+                        f"{name} with runs there: {short_list(present)}"
+                    )
             runs = [r for r in runs if getattr(r, attr) in set(wanted)]
     if seeds is not None:
         runs = [r for r in runs if r.seed in set(seeds)]

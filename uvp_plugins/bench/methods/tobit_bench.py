@@ -379,20 +379,26 @@ def _overhead_components(
     return model, TobitThompsonSampling(), np.column_stack((y, flags))
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the runtime-optimisation benchmark (default) or ``--overhead``."""
+def build_parser() -> argparse.ArgumentParser:
+    """The subcommand's options."""
     parser = argparse.ArgumentParser(
         prog="python -m uvp_plugins.bench.methods.tobit_bench",
         description="smac-tobit-ts vs smac-rf on runtime minimisation with a cutoff.",
     )
-    parser.add_argument("--seeds", type=int, nargs="+", default=list(range(10)))
-    parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
-    parser.add_argument("--runtime-budget", type=float, default=300.0)
-    parser.add_argument("--max-trials", type=int, default=150)
-    parser.add_argument("--cap-factor", type=float, default=1.0)
-    parser.add_argument("--challengers", type=int, default=1000)
+    parser.add_argument("--seeds", type=int, nargs="+", default=list(range(10)), help="seeds (default: 0..9)")
+    parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS), help="methods to run (default: all)")
+    parser.add_argument("--runtime-budget", type=float, default=300.0, help="total runtime (epochs) a run may spend, capped runs included (default: 300)")
+    parser.add_argument("--max-trials", type=int, default=150, help="at most this many evaluations per run (default: 150)")
+    parser.add_argument("--cap-factor", type=float, default=1.0, help="adaptive capping: a new run is cut at cap-factor x the best runtime so far (default: 1)")
+    parser.add_argument("--challengers", type=int, default=1000, help="random candidates the acquisition maximiser scores per proposal (default: 1000)")
     parser.add_argument("--overhead", action="store_true", help="measure model overhead instead")
-    parser.add_argument("--json", default=None)
+    parser.add_argument("--json", default=None, help="also write the rows as JSON to this file")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the runtime-optimisation benchmark (default) or ``--overhead``."""
+    parser = build_parser()
     args = parser.parse_args(argv)
     if args.overhead:
         rows = measure_overhead()

@@ -40,6 +40,7 @@ import numpy as np
 from uvp_plugins.bench.problems.base import Problem
 from uvp_plugins.bench.problems.yahpo_surrogate import YahpoSurrogate, load_surrogate
 from uvp_plugins.bench.registry import ProblemSpec, register_problem
+from uvp_plugins.bench.suggest import unknown_name
 from uvp_plugins.space import FloatParam, IntParam, Param, SearchSpace
 
 __all__ = ["YahpoProblem", "resolve_yahpo_data", "yahpo_surrogate", "YAHPO_SCENARIOS", "YAHPO_PROBLEMS"]
@@ -144,9 +145,10 @@ class YahpoProblem(Problem):
         instances = self.surrogate.instances
         task = instances[0] if task is None else str(task)
         if task not in instances:
-            raise ValueError(
-                f"unknown task {task!r} for {scenario}; valid tasks: {', '.join(instances)}"
-            )
+            raise ValueError(unknown_name(
+                "task", task, instances, context=f" for {scenario}",
+                hint=f"see 'uvp-bench list --tasks {scenario}'",
+            ))
         self.task = task
         self.space = SearchSpace(_log_scaled(self.surrogate.params, log_params, scenario))
         self._fixed: dict[str, Any] = {self.instance_param: self.task}
