@@ -209,3 +209,29 @@ def test_tobit_runtime_runs_smac_with_a_fixed_hash_seed(tmp_path, monkeypatch, c
                "--runtime-budget", "20", "--json", str(out)])
     assert rc == 0
     assert [r["python_hash_seed"] for r in json.loads(out.read_text())] == ["7"]
+
+
+def test_a_report_on_a_subset_writes_its_own_plot(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from uvp_plugins.bench.report import plot_name
+
+    out = tmp_path / "res"
+    assert main(["run", "--problem", "lc-synthetic", "--tasks", "0,1", "--methods", "random,optuna-tpe",
+                 "--seeds", "0-1", "--budget-factor", "3", "--out", str(out), "--jobs", "2"]) == 0
+    assert main(["report", str(out)]) == 0
+    full = out / "plots" / "lc-synthetic.png"
+    before = full.read_bytes()
+    assert main(["report", str(out), "--methods", "random", "--tasks", "common", "--seeds", "1"]) == 0
+    assert full.read_bytes() == before  # the full report's plot is untouched
+    subset = out / "plots" / "lc-synthetic--methods-random--tasks-common--seeds-1.png"
+    assert subset.stat().st_size > 10_000 and str(subset) in capsys.readouterr().out
+    assert plot_name("p", tasks=[str(i) for i in range(30)]).startswith("p--tasks-30-")
+    assert plot_name("p", seeds=[0, 1, 2, 5]) == "p--seeds-0-2,5.png"
+
+
+def test_score_axis_shows_the_later_differences() -> None:
+    from uvp_plugins.bench.report import score_axis_limits
+
+    grid = np.linspace(0.02, 1.0, 50)
+    early_low = {"a": [0.0] * 4 + [90.0] * 46, "b": [0.0] * 4 + [91.0] * 46}  # 0 before 10 % of B
+    lo, hi = score_axis_limits(early_low, grid)
+    assert 89.0 < lo < 90.0 and 91.0 < hi < 92.0
