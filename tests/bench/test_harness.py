@@ -166,14 +166,18 @@ def test_build_specs_expands_the_grid() -> None:
     assert parse_seeds("0-2,7") == [0, 1, 2, 7]
 
 
-def test_demo_plan_names_only_registered_problems_and_methods() -> None:
+def test_demo_blocks_name_only_registered_problems_and_methods() -> None:
     from uvp_plugins.bench import registry
-    from uvp_plugins.bench.cli import DEMO_PLAN
+    from uvp_plugins.bench.demo import DEMO_BLOCKS
+    from uvp_plugins.bench.runner import RunSpec
 
-    for problem, task, methods, factor, total, seeds in DEMO_PLAN:
-        specs = build_specs(problem, task, ",".join(methods), ",".join(map(str, seeds)), factor, total)
-        assert len(specs) == len(methods) * len(seeds)
-        assert all(m in registry.methods() for m in methods)
+    for block in DEMO_BLOCKS:
+        methods = [block.ours, *block.peers]
+        jobs = block.jobs(methods, block.seeds)
+        assert len(jobs) == len(methods) * len(block.seeds)
+        for job in jobs:
+            if isinstance(job, RunSpec):
+                assert job.method in registry.methods() and job.problem in registry.problems()
 
 
 def test_censored_quality_subcommand_takes_its_own_options(capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]

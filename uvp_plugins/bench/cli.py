@@ -26,22 +26,6 @@ from uvp_plugins.bench.suggest import unknown_name
 
 __all__ = ["main", "build_specs"]
 
-#: (problem, task, methods, budget factor, total budget or None, seeds) for ``uvp-bench demo``
-DEMO_PLAN: list[tuple[str, str, list[str], float, float | None, list[int]]] = [
-    (
-        "sklearn-mlp",
-        "digits",
-        ["random", "optuna-tpe-hyperband", "optuna-random-median", "optuna-eadacent-pred"],
-        6.0,
-        None,
-        [0, 1],
-    ),
-    # each Ray run starts its own local cluster: one seed, run one after the other
-    ("sklearn-mlp", "digits", ["ray-hyperband", "ray-idhb"], 6.0, None, [0]),
-    ("cash-sklearn", "digits", ["cash-random", "smac-combined", "smac-maxucb"], 1.0, 40.0, [0, 1]),
-]
-
-
 def _resolve_tasks(spec: registry.ProblemSpec, text: str | None, options: dict[str, Any]) -> list[str]:
     valid = [str(t) for t in spec.tasks(**options)]
     if text is None or text == "":
@@ -150,7 +134,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         _problem_options(args),
     )
     print(f"[uvp-bench] {len(specs)} runs -> {args.out} ({args.jobs} at a time)", file=sys.stderr)
-    results = run_many(specs, args.out, jobs=args.jobs, force=args.force, threads=args.threads)
+    results = run_many(specs, args.out, jobs=args.jobs, force=args.force, threads=args.threads, bar="runs")
     errors = [r for r in results if r.get("error")]
     for r in errors:
         print(f"[uvp-bench] ERROR in {r['problem']}/{r['task']}/{r['method']}/seed{r['seed']}:\n{r['error']}", file=sys.stderr)
@@ -184,36 +168,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from uvp_plugins.bench.report import report
+    from uvp_plugins.bench.demo import run_demo
 
-    out = Path(args.out)
-    all_methods = registry.methods()
-    all_problems = registry.problems()
-    ran_any = False
-    for problem, task, methods, factor, total, seeds in DEMO_PLAN:
-        if problem not in all_problems:
-            print(f"[uvp-bench demo] skipping {problem}: problem not available in this version", file=sys.stderr)
-            continue
-        usable = [m for m in methods if m in all_methods and all_methods[m].available]
-        skipped = [m for m in methods if m not in usable]
-        if skipped:
-            print(f"[uvp-bench demo] {problem}: not available here: {', '.join(skipped)}", file=sys.stderr)
-        if len(usable) < 2:
-            continue
-        specs = build_specs(problem, task, ",".join(usable), ",".join(map(str, seeds)), factor, total)
-        budget = f"B = {total:g}" if total is not None else f"B = {factor:g}·T"
-        print(
-            f"[uvp-bench demo] {problem}[{task}]: {', '.join(usable)}; seeds {seeds}; {budget}",
-            file=sys.stderr,
-        )
-        jobs = 1 if any(m.startswith("ray-") for m in usable) else args.jobs
-        run_many(specs, out, jobs=jobs, force=args.force, threads=args.threads)
-        ran_any = True
-    if not ran_any:
-        print("[uvp-bench demo] nothing to run: install the frameworks with pip install 'uvp-plugins[all]'", file=sys.stderr)
-        return 1
-    print(report(out, None, (0.25, 0.5, 1.0), out / "plots"))
-    return 0
+    return run_demo(args.out, jobs=args.jobs, threads=args.threads, force=args.force)
 
 
 def _cmd_idhb(args: argparse.Namespace) -> int:

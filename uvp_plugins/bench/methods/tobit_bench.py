@@ -36,6 +36,7 @@ import os
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,7 @@ from numpy.typing import NDArray
 
 __all__ = [
     "METHODS",
+    "RuntimeJob",
     "SGDTimeToLoss",
     "format_runtime_table",
     "main",
@@ -162,6 +164,11 @@ def _run_one(
 ) -> dict[str, Any]:
     import logging
 
+    from uvp_plugins.bench import progress
+
+    def report() -> None:  # share of the run done, for the harness's progress bar
+        progress.update(max(spent / runtime_budget, n_trials / max_trials))
+
     from smac import HyperparameterOptimizationFacade, Scenario
     from smac.runhistory.dataclasses import TrialValue
     from smac.runhistory.enumerations import StatusType
@@ -183,6 +190,7 @@ def _run_one(
             n_timeouts += int(to)
             if not to:
                 best = min(best, rt)
+            report()
         return {"best": best, "trials": n_trials, "timeouts": n_timeouts, "model_seconds": 0.0}
 
     with tempfile.TemporaryDirectory(prefix="uvp-tobit-bench-") as out:
@@ -231,12 +239,66 @@ def _run_one(
             else:
                 best = min(best, rt)
                 smac.tell(info, TrialValue(cost=rt, time=rt, status=StatusType.SUCCESS))
+            report()
     return {
         "best": best,
         "trials": n_trials,
         "timeouts": n_timeouts,
         "model_seconds": model_seconds,
     }
+
+
+@dataclass(frozen=True)
+class RuntimeJob:
+    """One (method, seed) run of the runtime benchmark as a harness job
+    (:class:`uvp_plugins.bench.runner.Job`): its summary is the row of
+    :func:`run_runtime_benchmark` plus ``final`` (the final incumbent runtime), ``wall_seconds``
+    and ``error``, in ``OUT/tobit-runtime/<method>/seed<k>.json``."""
+
+    method: str
+    seed: int
+    runtime_budget: float = 300.0
+    max_trials: int = 150
+    n_initial: int = 8
+    kappa_max: float = 40.0
+    cap_factor: float = 1.0
+    challengers: int = 1000
+
+    def label(self) -> str:
+        return f"tobit-runtime/{self.method}/seed{self.seed}"
+
+    def summary_path(self, out: Path) -> Path:
+        return Path(out) / "tobit-runtime" / self.method / f"seed{self.seed}.json"
+
+    def execute(self, out: Path, threads: int | None = None) -> dict[str, Any]:
+        import traceback
+
+        from uvp_plugins.bench.runner import write_summary
+
+        problem = SGDTimeToLoss(kappa_max=self.kappa_max)
+        start, cpu = time.perf_counter(), time.process_time()
+        error = None
+        try:
+            row = _run_one(
+                self.method, problem, self.seed, self.runtime_budget, self.max_trials,
+                self.n_initial, self.cap_factor, self.challengers,
+            )
+            row["best"] = min(row["best"], problem.kappa_max)
+        except Exception:  # a method's crash is recorded, not hidden
+            error = traceback.format_exc()
+            row = {"best": float("nan")}
+        summary = {
+            **asdict(self),
+            **row,
+            "final": row["best"],
+            "cpu": time.process_time() - cpu,
+            "wall_seconds": time.perf_counter() - start,
+            "python_hash_seed": os.environ.get("PYTHONHASHSEED"),
+            "threads": threads,
+            "error": error,
+        }
+        write_summary(self.summary_path(out), summary)
+        return summary
 
 
 def run_runtime_benchmark(
