@@ -180,16 +180,17 @@ def test_demo_blocks_name_only_registered_problems_and_methods() -> None:
                 assert job.method in registry.methods() and job.problem in registry.problems()
 
 
-def test_censored_quality_subcommand_takes_its_own_options(capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_censored_quality_subcommand_takes_its_own_options(capsys, monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(SystemExit) as exc:
         main(["censored-quality", "--help"])
     assert exc.value.code == 0
     assert "--censor-value" in capsys.readouterr().out
     rc = main(["censored-quality", "--seeds", "0", "--functions", "branin", "--percentiles", "80",
-               "--methods", "T", "I", "--n-members", "1", "--n-steps", "20", "--n-copies", "2"])
+               "--methods", "T", "I", "--n-members", "1", "--n-steps", "20", "--n-copies", "2",
+               "--results", str(tmp_path / "cq")])
     assert rc == 0
     assert "branin" in capsys.readouterr().out
-    monkeypatch.setenv("PYTHONHASHSEED", "0")  # in-process (see the next test for the child)
+    assert len(list((tmp_path / "cq").rglob("*.json"))) == 1  # one job: (seed, function, percentile)
     with pytest.raises(SystemExit) as exc:
         main(["tobit-runtime", "--help"])
     assert exc.value.code == 0
@@ -197,45 +198,21 @@ def test_censored_quality_subcommand_takes_its_own_options(capsys, monkeypatch) 
 
 
 def test_tobit_runtime_runs_smac_with_a_fixed_hash_seed(tmp_path, monkeypatch, capfd) -> None:  # type: ignore[no-untyped-def]
-    # SMAC's local search orders start points by string hash: without a PYTHONHASHSEED from the
-    # caller the subcommand runs in a child process with PYTHONHASHSEED=0 and records it
+    # SMAC's local search orders start points by string hash: the runner's workers start with
+    # PYTHONHASHSEED=0 unless the caller set it, and each row records it
     monkeypatch.delenv("PYTHONHASHSEED", raising=False)
     out = tmp_path / "rows.json"
     rc = main(["tobit-runtime", "--seeds", "0", "--methods", "smac-rf", "--max-trials", "10",
-               "--runtime-budget", "40", "--json", str(out)])
+               "--runtime-budget", "40", "--json", str(out), "--results", str(tmp_path / "a")])
     assert rc == 0
     assert "smac-rf" in capfd.readouterr().out
     assert [(r["method"], r["python_hash_seed"]) for r in json.loads(out.read_text())] == [("smac-rf", "0")]
     assert "PYTHONHASHSEED" not in os.environ
-    assert main(["tobit-runtime", "--max-trials", "many"]) == 2  # the child's argparse error
-    monkeypatch.setenv("PYTHONHASHSEED", "7")  # a caller's seed is kept: runs in-process
+    with pytest.raises(SystemExit) as exc:
+        main(["tobit-runtime", "--max-trials", "many"])
+    assert exc.value.code == 2
+    monkeypatch.setenv("PYTHONHASHSEED", "7")  # a caller's seed is kept
     rc = main(["tobit-runtime", "--seeds", "0", "--methods", "random", "--max-trials", "5",
-               "--runtime-budget", "20", "--json", str(out)])
+               "--runtime-budget", "20", "--json", str(out), "--results", str(tmp_path / "b")])
     assert rc == 0
     assert [r["python_hash_seed"] for r in json.loads(out.read_text())] == ["7"]
-
-
-def test_a_report_on_a_subset_writes_its_own_plot(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
-    from uvp_plugins.bench.report import plot_name
-
-    out = tmp_path / "res"
-    assert main(["run", "--problem", "lc-synthetic", "--tasks", "0,1", "--methods", "random,optuna-tpe",
-                 "--seeds", "0-1", "--budget-factor", "3", "--out", str(out), "--jobs", "2"]) == 0
-    assert main(["report", str(out)]) == 0
-    full = out / "plots" / "lc-synthetic.png"
-    before = full.read_bytes()
-    assert main(["report", str(out), "--methods", "random", "--tasks", "common", "--seeds", "1"]) == 0
-    assert full.read_bytes() == before  # the full report's plot is untouched
-    subset = out / "plots" / "lc-synthetic--methods-random--tasks-common--seeds-1.png"
-    assert subset.stat().st_size > 10_000 and str(subset) in capsys.readouterr().out
-    assert plot_name("p", tasks=[str(i) for i in range(30)]).startswith("p--tasks-30-")
-    assert plot_name("p", seeds=[0, 1, 2, 5]) == "p--seeds-0-2,5.png"
-
-
-def test_score_axis_shows_the_later_differences() -> None:
-    from uvp_plugins.bench.report import score_axis_limits
-
-    grid = np.linspace(0.02, 1.0, 50)
-    early_low = {"a": [0.0] * 4 + [90.0] * 46, "b": [0.0] * 4 + [91.0] * 46}  # 0 before 10 % of B
-    lo, hi = score_axis_limits(early_low, grid)
-    assert 89.0 < lo < 90.0 and 91.0 < hi < 92.0

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import multiprocessing as mp
 import os
 import re
@@ -29,7 +30,7 @@ import traceback
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, is_dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -230,19 +231,42 @@ def fixed_worker_hash_seed() -> Iterator[None]:
         os.environ.pop("PYTHONHASHSEED", None)
 
 
-def _finished(json_path: Path) -> bool:
-    """A run is finished when its summary exists, unless its worker process died (retried).
+def _job_parameters(job: Any) -> dict[str, Any]:
+    """A dataclass job's parameters as they appear in its JSON summary."""
+    if not is_dataclass(job) or isinstance(job, type):
+        return {}
+    params = json.loads(json.dumps(asdict(job), default=str))
+    if isinstance(job, RunSpec):  # the summary keeps the options that change the problem
+        options = {k: v for k, v in params.pop("problem_options").items() if k != "yahpo_data"}
+        params["problem_options"] = options
+        if job.total_budget is None:  # the summary holds the B it resolved instead
+            params.pop("total_budget")
+    return dict(params)
+
+
+def _finished(job: Job, out: Path) -> bool:
+    """A job is finished when its summary exists and was made with the job's parameters, unless
+    its worker process died (retried).
 
     A method's own crash is a result (recorded in ``error`` with the ledger up to the crash); a
     worker that died (the problem could not be built, the process was killed) measured nothing.
+    A summary of the same run with other parameters (e.g. another budget) is rerun.
     """
+    json_path = job.summary_path(out)
     if not json_path.exists():
         return False
     try:
-        error = json.loads(json_path.read_text()).get("error")
+        summary = json.loads(json_path.read_text())
     except (OSError, ValueError):
         return False
-    return not (isinstance(error, str) and error.startswith(_WORKER_DIED))
+    error = summary.get("error")
+    if isinstance(error, str) and error.startswith(_WORKER_DIED):
+        return False
+    for key, value in _job_parameters(job).items():
+        stored = summary.get(key, {} if key == "problem_options" else value)
+        if stored != value:
+            return False
+    return True
 
 
 def run_many(
@@ -265,7 +289,7 @@ def run_many(
     from uvp_plugins.bench.threads import resolve_threads, worker_thread_env
 
     out_dir = Path(out)
-    todo = [s for s in specs if force or not _finished(s.summary_path(out_dir))]
+    todo = [s for s in specs if force or not _finished(s, out_dir)]
     skipped = len(specs) - len(todo)
     ctx = mp.get_context("spawn")
     channel = ctx.Queue() if bar is not None else None
@@ -275,8 +299,8 @@ def run_many(
         say(f"[uvp-bench] {skipped} of {len(specs)} runs already done in {out_dir} (use --force to rerun)")
     retried = [s for s in todo if not force and s.summary_path(out_dir).exists()]
     if retried:
-        say(f"[uvp-bench] rerunning {len(retried)} runs whose worker died (or whose summary is "
-            "unreadable): "
+        say(f"[uvp-bench] rerunning {len(retried)} runs whose worker died, whose summary is "
+            "unreadable or was made with other parameters: "
             + ", ".join(s.label() for s in retried))
     results: list[dict[str, Any]] = []
     if not todo:
@@ -313,7 +337,12 @@ def run_many(
                     display.finished(spec.label())
                     elapsed = time.perf_counter() - start
                     eta = elapsed / done * (len(todo) - done)
-                    status = "ERROR" if res.get("error") else f"final={res.get('final'):.4g}"
+                    final = res.get("final")
+                    status = (
+                        "ERROR" if res.get("error")
+                        else f"final={final:.4g}" if isinstance(final, (int, float)) and math.isfinite(final)
+                        else "done"
+                    )
                     say(
                         f"[uvp-bench] {done}/{len(todo)} {spec.label()} {status} "
                         f"({res.get('wall_seconds', float('nan')):.1f}s; elapsed {elapsed:.0f}s, eta {eta:.0f}s)"

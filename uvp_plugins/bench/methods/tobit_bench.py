@@ -30,9 +30,8 @@ quartiles per method.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -49,6 +48,7 @@ __all__ = [
     "RuntimeJob",
     "SGDTimeToLoss",
     "format_runtime_table",
+    "format_overhead_table",
     "main",
     "measure_overhead",
     "run_runtime_benchmark",
@@ -441,51 +441,25 @@ def _overhead_components(
     return model, TobitThompsonSampling(), np.column_stack((y, flags))
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The subcommand's options."""
-    parser = argparse.ArgumentParser(
-        prog="python -m uvp_plugins.bench.methods.tobit_bench",
-        description="smac-tobit-ts vs smac-rf on runtime minimisation with a cutoff.",
-    )
-    parser.add_argument("--seeds", type=int, nargs="+", default=list(range(10)), help="seeds (default: 0..9)")
-    parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS), help="methods to run (default: all)")
-    parser.add_argument("--runtime-budget", type=float, default=300.0, help="total runtime (epochs) a run may spend, capped runs included (default: 300)")
-    parser.add_argument("--max-trials", type=int, default=150, help="at most this many evaluations per run (default: 150)")
-    parser.add_argument("--cap-factor", type=float, default=1.0, help="adaptive capping: a new run is cut at cap-factor x the best runtime so far (default: 1)")
-    parser.add_argument("--challengers", type=int, default=1000, help="random candidates the acquisition maximiser scores per proposal (default: 1000)")
-    parser.add_argument("--overhead", action="store_true", help="measure model overhead instead")
-    parser.add_argument("--json", default=None, help="also write the rows as JSON to this file")
-    return parser
+def format_overhead_table(rows: Sequence[dict[str, Any]]) -> str:
+    """Markdown table of :func:`measure_overhead` rows."""
+    lines = [
+        "| n obs | model | train wall s | iteration wall s | iteration CPU s |",
+        "|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['n_obs']} | {r['model']} | {r['train_wall']:.3f} | "
+            f"{r['iteration_wall']:.3f} | {r['iteration_cpu']:.3f} |"
+        )
+    return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the runtime-optimisation benchmark (default) or ``--overhead``."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.overhead:
-        rows = measure_overhead()
-        print("| n obs | model | train wall s | iteration wall s | iteration CPU s |")
-        print("|---|---|---|---|---|")
-        for r in rows:
-            print(
-                f"| {r['n_obs']} | {r['model']} | {r['train_wall']:.3f} | "
-                f"{r['iteration_wall']:.3f} | {r['iteration_cpu']:.3f} |"
-            )
-    else:
-        rows = run_runtime_benchmark(
-            seeds=args.seeds,
-            methods=args.methods,
-            runtime_budget=args.runtime_budget,
-            max_trials=args.max_trials,
-            cap_factor=args.cap_factor,
-            challengers=args.challengers,
-            progress=lambda s: print(s, flush=True),
-        )
-        print(format_runtime_table(rows))
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(rows, fh, indent=1)
-    return 0
+    """``python -m uvp_plugins.bench.methods.tobit_bench ...`` = ``uvp-bench tobit-runtime ...``."""
+    from uvp_plugins.bench.cli import main as cli_main
+
+    return cli_main(["tobit-runtime", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":  # pragma: no cover
