@@ -136,7 +136,7 @@ DEMO_BLOCKS: tuple[Block, ...] = (
         setting="MLP on digits, up to 10 epochs per trial, B = 150 epochs per run",
         ours="optuna-eadacent-pred",
         peers=("optuna-tpe", "optuna-gp"),
-        seeds=tuple(range(5)),
+        seeds=tuple(range(4)),
         direction="max",
         quantity="best validation accuracy (%)",
         jobs=_runspecs("sklearn-mlp", "digits", budget_factor=15.0, options={"max_budget": 10}),
@@ -264,7 +264,7 @@ def _block_text(
                 f"    ours - {peer}: {_fmt(v.mean)} [{_fmt(v.low)}, {_fmt(v.high)}] "
                 f"(> 0: ours better), wins/ties/losses {v.wins}/{v.ties}/{v.losses} -> {v.word}"
             )
-            verdicts.append(f"{block.key:6s} {when:18s} {block.ours} vs {peer}: {v.word} "
+            verdicts.append(f"{block.key}: {block.ours} vs {peer}, {when}: {v.word} "
                             f"({_fmt(v.mean)} [{_fmt(v.low)}, {_fmt(v.high)}])")
     if block.key == "ray":
         lines += _ray_epochs(runs, block.ours, block.peers[0])
@@ -301,6 +301,8 @@ def _plot(blocks: Sequence[tuple[Block, list[str], dict[str, dict[int, dict[str,
 
     fig, axes = plt.subplots(1, len(blocks), figsize=(4.6 * len(blocks), 4.6), squeeze=False)
     for ax, (block, methods, runs) in zip(axes[0], blocks, strict=True):
+        if block.key == "ray" and _plot_ray_epochs(ax, runs, block):
+            continue
         for seed in block.seeds:
             ys = [block.value(runs[m][seed]) if seed in runs.get(m, {}) else math.nan for m in methods]
             ax.plot(range(len(methods)), ys, color="0.75", linewidth=0.8, zorder=1)
@@ -320,6 +322,27 @@ def _plot(blocks: Sequence[tuple[Block, list[str], dict[str, dict[int, dict[str,
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def _plot_ray_epochs(ax: Any, runs: dict[str, dict[int, dict[str, Any]]], block: Block) -> bool:
+    """Ray's panel: epochs to reach eta*R, continuing the finished run vs starting over."""
+    resume, fresh = block.ours, block.peers[0]
+    seeds = [s for s, r in runs.get(resume, {}).items()
+             if "first_run_spent" in r.get("notes", {}) and s in runs.get(fresh, {})]
+    if not seeds:
+        return False
+    first = float(np.mean([runs[resume][s]["notes"]["first_run_spent"] for s in seeds]))
+    cont = float(np.mean([runs[resume][s]["spent"] for s in seeds])) - first
+    over = float(np.mean([runs[fresh][s]["spent"] for s in seeds]))
+    ax.bar([0, 1], [first, first], color="0.8", label=f"the finished first run at R ({first:.0f} epochs)")
+    ax.bar([0], [cont], bottom=[first], color="tab:blue", label=f"continuing to eta*R ({cont:.0f} more)")
+    ax.bar([1], [over], bottom=[first], color="tab:orange", label=f"starting over at eta*R ({over:.0f} more)")
+    ax.set_xticks([0, 1], [resume, fresh], rotation=20, ha="right", fontsize=8)
+    ax.set_ylabel("epochs trained in total (lower is better)", fontsize=8)
+    ax.set_title("Ray: epochs to reach eta*R (mean over seeds; same final accuracy)", fontsize=9)
+    ax.grid(alpha=0.3, axis="y")
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.28), frameon=False)
+    return True
 
 
 def run_demo(out: str | Path, jobs: int = 2, threads: int | None = None, force: bool = False,

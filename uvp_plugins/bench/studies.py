@@ -28,10 +28,12 @@ no framework.
 from __future__ import annotations
 
 import argparse
+import importlib
 import importlib.util
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -359,17 +361,22 @@ def _overhead_plan(args: argparse.Namespace) -> Plan:
     return Plan([job], Path(args.results), bar="overhead")
 
 
-def _overhead_report(args: argparse.Namespace, summaries: list[dict[str, Any]]) -> tuple[str, int]:
-    from uvp_plugins.bench.overhead import format_overhead
+def _rows_formatted_by(function: str) -> Callable[[argparse.Namespace, list[dict[str, Any]]], tuple[str, int]]:
+    """A report: the jobs' rows formatted by ``function`` (``"module:name"``, imported late)."""
 
-    return format_overhead(rows_of(summaries)), 0
+    def report(args: argparse.Namespace, summaries: list[dict[str, Any]]) -> tuple[str, int]:
+        module, name = function.split(":")
+        return getattr(importlib.import_module(module), name)(rows_of(summaries)), 0
+
+    return report
 
 
 register_study(Study(
     "overhead", "Optuna sampler time per trial: EnhancedAdaCentSampler beside TPESampler",
     "Sampler wall time per trial of EnhancedAdaCentSampler beside Optuna's TPESampler, in one "
     "process, interleaved (re-measured at every invocation).",
-    _overhead_arguments, _overhead_plan, _overhead_report, remeasure=True,
+    _overhead_arguments, _overhead_plan, _rows_formatted_by("uvp_plugins.bench.overhead:format_overhead"),
+    remeasure=True,
 ))
 
 
@@ -393,17 +400,12 @@ def _ray_overhead_plan(args: argparse.Namespace) -> Plan:
     return Plan([job], Path(args.results), bar="ray-overhead")
 
 
-def _ray_overhead_report(args: argparse.Namespace, summaries: list[dict[str, Any]]) -> tuple[str, int]:
-    from uvp_plugins.bench.ray_overhead import format_ray_overhead
-
-    return format_ray_overhead(rows_of(summaries)), 0
-
-
 register_study(Study(
     "ray-overhead", "Ray Tune scheduler time per on_trial_result: IterativeDeepeningHyperBandScheduler beside HyperBandScheduler (real tune.run, local 2-CPU cluster)",
     "Scheduler time per on_trial_result of IterativeDeepeningHyperBandScheduler beside Ray's "
     "HyperBandScheduler (real tune.run; re-measured at every invocation).",
-    _ray_overhead_arguments, _ray_overhead_plan, _ray_overhead_report, remeasure=True,
+    _ray_overhead_arguments, _ray_overhead_plan,
+    _rows_formatted_by("uvp_plugins.bench.ray_overhead:format_ray_overhead"), remeasure=True,
 ))
 
 

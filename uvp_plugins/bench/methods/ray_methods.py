@@ -303,6 +303,24 @@ def ray_idhb(ctx: RunContext) -> Any:
     )
 
 
+def _plain_hyperband(ctx: RunContext, max_t: int, tag: str, continue_to: int | None = None) -> None:
+    """Hyperband at ``max_t`` with our scheduler (no deepening ladder), configurations for
+    ``continue_to`` (or ``max_t``), optionally continued with ``resume_with_larger_budget``."""
+    from raytune_ext import IterativeDeepeningHyperBandScheduler
+
+    min_t = ctx.problem.min_budget
+    n = IterativeDeepeningHyperBandScheduler.num_samples_needed(continue_to or max_t, ETA, min_t)
+    run_ray_method(
+        ctx,
+        lambda: IterativeDeepeningHyperBandScheduler(
+            max_t=max_t, reduction_factor=ETA, min_t=min_t, seed=ctx.seed
+        ),
+        n,
+        tag,
+        continue_to=continue_to,
+    )
+
+
 @register_method(
     "ray-idhb-resume",
     "Ray Tune + IterativeDeepeningHyperBandScheduler: Hyperband at R = T//3 to the end, then "
@@ -311,19 +329,8 @@ def ray_idhb(ctx: RunContext) -> Any:
     kind="ours",
 )
 def run_ray_idhb_resume(ctx: RunContext) -> None:
-    from raytune_ext import IterativeDeepeningHyperBandScheduler
-
     r0, r1 = idhb_protocol(ctx.max_budget, ETA, ctx.problem.min_budget)
-    n = IterativeDeepeningHyperBandScheduler.num_samples_needed(r1, ETA, ctx.problem.min_budget)
-    run_ray_method(
-        ctx,
-        lambda: IterativeDeepeningHyperBandScheduler(
-            max_t=r0, reduction_factor=ETA, min_t=ctx.problem.min_budget, seed=ctx.seed
-        ),
-        n,
-        "ray-idhb-resume-",
-        continue_to=r1,
-    )
+    _plain_hyperband(ctx, r0, "ray-idhb-resume-", continue_to=r1)
 
 
 @register_method(
@@ -333,18 +340,8 @@ def run_ray_idhb_resume(ctx: RunContext) -> None:
     requires=("ray",),
 )
 def run_ray_hyperband_fresh(ctx: RunContext) -> None:
-    from raytune_ext import IterativeDeepeningHyperBandScheduler
-
     _, r1 = idhb_protocol(ctx.max_budget, ETA, ctx.problem.min_budget)
-    n = IterativeDeepeningHyperBandScheduler.num_samples_needed(r1, ETA, ctx.problem.min_budget)
-    run_ray_method(
-        ctx,
-        lambda: IterativeDeepeningHyperBandScheduler(
-            max_t=r1, reduction_factor=ETA, min_t=ctx.problem.min_budget, seed=ctx.seed
-        ),
-        n,
-        "ray-hb-fresh-",
-    )
+    _plain_hyperband(ctx, r1, "ray-hb-fresh-")
 
 
 @register_method("ray-hyperband", "Ray Tune HyperBandScheduler (max_t=T, eta=3)", requires=("ray",))
