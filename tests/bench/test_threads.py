@@ -42,6 +42,9 @@ def test_threads_option_and_the_callers_own_variable_override(tmp_path, no_threa
     (res,) = run_many([SPEC], tmp_path / "b", jobs=2, progress=lambda _: None)
     assert res["threads"] == 2 and res["thread_pools"]["blas"] == 2
     assert os.environ["OMP_NUM_THREADS"] == "2"  # restored, not ours
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")  # e.g. `OPENBLAS_NUM_THREADS=1 uvp-bench ...`
+    (res,) = run_many([SPEC], tmp_path / "c", jobs=1, progress=lambda _: None)
+    assert res["threads"] == 1 and res["thread_pools"]["blas"] == 1
 
 
 def test_resolve_threads_rules_and_bad_input(no_thread_env, monkeypatch) -> None:  # type: ignore[no-untyped-def]

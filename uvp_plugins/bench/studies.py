@@ -49,7 +49,7 @@ __all__ = ["build_specs", "resolve_tasks", "problem_options"]
 def add_threads(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--threads", type=int, default=None, metavar="N",
-        help="BLAS/OpenMP threads per worker process (default: your OMP_NUM_THREADS if set, "
+        help="BLAS/OpenMP threads per worker process (default: your OMP_NUM_THREADS, OPENBLAS_NUM_THREADS or MKL_NUM_THREADS if set, "
         "else cores // jobs, so that jobs x threads <= cores)",
     )
 

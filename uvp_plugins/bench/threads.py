@@ -12,8 +12,9 @@ the pool (and restores the caller's environment afterwards, as
 :func:`limit_threads` applies the same limit with ``threadpoolctl`` inside the worker, for pools
 that were already loaded or that ignore the environment.
 
-How many threads (:func:`resolve_threads`): ``--threads N`` if given, else the caller's own
-``OMP_NUM_THREADS`` if set, else ``max(1, cores // jobs)``.
+How many threads (:func:`resolve_threads`): ``--threads N`` if given, else the smallest of the
+caller's own ``OMP_NUM_THREADS`` / ``OPENBLAS_NUM_THREADS`` / ``MKL_NUM_THREADS`` that are set,
+else ``max(1, cores // jobs)``.
 
 Example:
     >>> resolve_threads(jobs=2, threads=3)
@@ -34,6 +35,7 @@ from uvp_plugins.validation import check_int
 
 __all__ = [
     "THREAD_ENV_VARS",
+    "USER_THREAD_VARS",
     "available_cores",
     "resolve_threads",
     "worker_thread_env",
@@ -53,6 +55,10 @@ THREAD_ENV_VARS = (
 )
 
 
+#: the variables a user sets to choose a thread count (honoured by :func:`resolve_threads`)
+USER_THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
 def available_cores() -> int:
     """The cores this process may run on (its CPU affinity where the OS tells it)."""
     try:
@@ -62,17 +68,22 @@ def available_cores() -> int:
 
 
 def resolve_threads(jobs: int, threads: int | None = None) -> int:
-    """Threads per worker: ``threads`` if given, else the caller's ``OMP_NUM_THREADS`` if set,
-    else ``max(1, cores // jobs)`` (so that jobs x threads <= cores)."""
+    """Threads per worker: ``threads`` if given, else the smallest of the caller's own
+    :data:`USER_THREAD_VARS` that are set, else ``max(1, cores // jobs)`` (so that
+    jobs x threads <= cores)."""
     jobs = check_int("jobs", jobs, low=1)
     if threads is not None:
         return check_int("threads", threads, low=1)
-    own = os.environ.get("OMP_NUM_THREADS", "").strip()
+    own = []
+    for var in USER_THREAD_VARS:
+        text = os.environ.get(var, "").strip()
+        if text:
+            try:
+                own.append(check_int(var, int(text), low=1))
+            except ValueError:
+                raise ValueError(f"{var} must be an int >= 1, got {text!r}") from None
     if own:
-        try:
-            return check_int("OMP_NUM_THREADS", int(own), low=1)
-        except ValueError:
-            raise ValueError(f"OMP_NUM_THREADS must be an int >= 1, got {own!r}") from None
+        return min(own)
     return max(1, available_cores() // jobs)
 
 
