@@ -23,6 +23,7 @@ from optuna.trial import TrialState
 
 from optuna_ext._pruner import PredPruner
 from optuna_ext._space import OptunaSpace
+from uvp_plugins.adacent.guidance import Guidance
 from uvp_plugins.adacent.online import OnlineEnhancedAdaCent, Proposal
 from uvp_plugins.adacent.pred import DELTA, check_delta, check_max_resource
 from uvp_plugins.space import config_key
@@ -42,6 +43,8 @@ ATTR_PARAMS = "uvp:params"
 ATTR_MESH = "uvp:mesh"
 
 _MAX_CLAIM_ATTEMPTS = 3
+#: the default exploitation settings (chosen on lcbench tasks 1-17; docs/results/optuna.md)
+DEFAULT_GUIDANCE = Guidance()
 #: Optuna trial states -> the core's trial statuses
 _STATUS = {
     TrialState.COMPLETE: "complete",
@@ -115,7 +118,19 @@ def pruner_max_resource(pruner: BasePruner) -> int | None:
 
 
 class EnhancedAdaCentSampler(BaseSampler):
-    """Each new trial is the next center of Enhanced-KCenter over a mesh of the search space.
+    """Enhanced-AdaCent's center selection, which then concentrates where the trials' values say
+    the optimum is.
+
+    **Default: coverage, then exploitation.** The first trials are the next centers of
+    Enhanced-KCenter over a mesh of the search space (the paper, below). Once ``guidance.n_init``
+    (10) trials have a value at the exploration depth, each new trial is the candidate with the
+    largest expected improvement of a Gaussian process fitted to *every* trial's value at the
+    depth - pruned trials included, so the model learns from what the pruner saved - among the
+    free mesh candidates and candidates around the best configurations
+    (:mod:`uvp_plugins.adacent.guidance`). ``guidance=None`` gives the paper's sampler
+    (Enhanced-KCenter at every trial).
+
+    **The paper's center selection.**
 
     Implements the center selection of Enhanced-AdaCent (Bateni et al., *Budget Allocation for
     Unknown Value Functions in a Lipschitz Space*, Alg. 8 line 4 = Enhanced-KCenter, Alg. 4) and,
@@ -228,6 +243,9 @@ class EnhancedAdaCentSampler(BaseSampler):
             (AdaCent, Alg. 1/7).
         seed: seed of the mesh and of the independent sampling (an int ``>= 0``, or ``None``:
             the mesh seed is derived from the study name).
+        guidance: the exploitation settings (:class:`uvp_plugins.adacent.guidance.Guidance`;
+            default ``Guidance()``), or ``None`` for the paper-faithful sampler (Enhanced-KCenter
+            at every trial, Bateni et al. Alg. 8).
     """
 
     def __init__(
@@ -239,7 +257,13 @@ class EnhancedAdaCentSampler(BaseSampler):
         max_resource: int | None = None,
         enhanced: bool = True,
         seed: int | None = None,
+        guidance: Guidance | None = DEFAULT_GUIDANCE,
     ) -> None:
+        if guidance is not None and not isinstance(guidance, Guidance):
+            raise TypeError(
+                f"guidance must be a uvp_plugins.adacent.guidance.Guidance or None, got {guidance!r}"
+            )
+        self._guidance = guidance
         self._candidates = _check_candidates(candidates)
         self._n_candidates = check_int("n_candidates", n_candidates, low=1)
         if isinstance(epsilon, str):
@@ -320,6 +344,7 @@ class EnhancedAdaCentSampler(BaseSampler):
             max_resource=self._max_resource or pruner_max_resource(study.pruner),
             enhanced=self._enhanced,
             seed=self._mesh_seed(study),
+            guidance=self._guidance,
         )
 
     def _engine(self, study: Study, osp: OptunaSpace) -> tuple[OnlineEnhancedAdaCent, set[int]]:

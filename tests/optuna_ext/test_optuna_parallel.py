@@ -35,8 +35,13 @@ def objective(trial: optuna.Trial) -> float:
     return v
 
 
-def _candidates(trials: list[optuna.trial.FrozenTrial]) -> list[int]:
-    return [t.system_attrs["uvp:candidate"] for t in trials if "uvp:candidate" in t.system_attrs]
+def _candidates(trials: list[optuna.trial.FrozenTrial]) -> list[tuple]:
+    """The configurations the sampler chose (mesh or local candidates), one per trial."""
+    return [
+        tuple(sorted(t.system_attrs["uvp:params"].items()))
+        for t in trials
+        if "uvp:params" in t.system_attrs
+    ]
 
 
 def test_threads_share_one_sampler_without_duplicates() -> None:

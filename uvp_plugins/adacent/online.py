@@ -39,6 +39,11 @@ trials it reads from storage), Ray Tune's searcher (which tells results as they 
 * *T* (``max_resource``): given, else the largest step a complete trial reported (else every
   trial's best value so far is its value).
 
+* *Guidance* (optional, :mod:`uvp_plugins.adacent.guidance`): once enough trials have a value at
+  the depth, a surrogate fitted to those values (complete and pruned trials alike) chooses among
+  the free candidates and candidates around the best configurations - the extension that makes
+  later centers concentrate where the evidence says the optimum is.
+
 Everything :meth:`ask` returns is a pure function of what was told (and the constructor's
 arguments): two objects told the same trials propose the same configuration, which is what makes
 several processes on one Optuna storage, or a restarted process, agree.
@@ -65,8 +70,9 @@ from typing import Any
 import numpy as np
 
 from uvp_plugins.adacent.curves import EPSILON_PERCENTILE, MAX_EPSILON_POINTS, resolve_epsilon
+from uvp_plugins.adacent.guidance import Guidance, GuidedModel, local_candidates
 from uvp_plugins.adacent.histories import finite_observations, value_at_depth
-from uvp_plugins.adacent.mesh import MeshLadder
+from uvp_plugins.adacent.mesh import CandidateMesh, MeshLadder
 from uvp_plugins.adacent.pred import DELTA, check_delta, check_max_resource
 from uvp_plugins.adacent.value_scale import positive_scores
 from uvp_plugins.space import SearchSpace, config_key
@@ -131,6 +137,10 @@ class OnlineEnhancedAdaCent:
         seed: seed of the Sobol mesh (an int ``>= 0``).
         first: index of the first candidate when there is no center (default: nearest the
             candidates' centroid).
+        guidance: exploitation settings (:class:`~uvp_plugins.adacent.guidance.Guidance`): after
+            ``n_init`` valued trials the next configuration maximises the expected improvement of
+            a surrogate of the values at the depth; ``None`` (default here): the paper's
+            Enhanced-KCenter step at every trial.
     """
 
     def __init__(
@@ -149,7 +159,12 @@ class OnlineEnhancedAdaCent:
         center_value: str = "depth",
         seed: int = 0,
         first: int | None = None,
+        guidance: Guidance | None = None,
     ) -> None:
+        if guidance is not None and not isinstance(guidance, Guidance):
+            raise TypeError(f"guidance must be a Guidance or None, got {guidance!r}")
+        self.guidance = guidance
+        self._model = GuidedModel(guidance) if guidance is not None else None
         self.maximize = check_bool("maximize", maximize)
         self.n_candidates = check_int("n_candidates", n_candidates, low=1)
         if isinstance(epsilon, str):
@@ -293,31 +308,117 @@ class OnlineEnhancedAdaCent:
         """
         pending = check_int("pending", pending, low=0)
         fixed_cfg = self._fixed(fixed)
-        mesh, available = self._ladder.free_mesh(self._taken(), fixed_cfg)
+        taken = self._taken()
+        mesh, available = self._ladder.free_mesh(taken, fixed_cfg)
         rows, values, eps = self._centers()
+        model = self._update_model()
         reserved: list[np.ndarray] = []
-        for _ in range(pending):
+        for r in range(pending):
             if available is not None and available.sum() <= 1:
                 break
-            j = mesh.distances.next_center(
-                rows, values, eps, available=available, extra_centers=reserved
+            config, j, source = self._pick(
+                mesh, available, rows, values, eps, reserved, model, taken, fixed_cfg, r + 1
             )
-            reserved.append(mesh.Z[j])
-            if available is None:
-                available = np.ones(len(mesh.configs), dtype=bool)
-            available[j] = False
+            reserved.append(self._embed([config])[0])
+            taken = taken | {config_key(config, self._names)}
+            if j >= 0:
+                if available is None:
+                    available = np.ones(len(mesh.configs), dtype=bool)
+                available[j] = False
+        config, i, source = self._pick(
+            mesh, available, rows, values, eps, reserved, model, taken, fixed_cfg, 0
+        )
+        proposal = Proposal(dict(config), int(i), mesh.key if i >= 0 else source, source)
+        if key is not None:
+            self.tell(key, proposal.config, status="running")
+        return proposal
+
+    def _pick(
+        self,
+        mesh: CandidateMesh,
+        available: np.ndarray | None,
+        rows: dict[Hashable, np.ndarray],
+        values: dict[Hashable, float] | None,
+        eps: float,
+        reserved: list[np.ndarray],
+        model: GuidedModel | None,
+        taken: set[tuple[Any, ...]],
+        fixed_cfg: Mapping[str, Any],
+        round_: int,
+    ) -> tuple[dict[str, Any], int, str]:
+        """One step: Enhanced-KCenter over the free mesh candidates (Alg. 4), or, with guidance
+        and enough evidence, the expected-improvement choice of :mod:`~uvp_plugins.adacent.guidance`."""
         if not rows and not reserved and self.first is not None:
             i = self.first if (available is None or available[self.first]) else None
             if i is None:
                 i = mesh.distances.next_center({}, None, math.inf, available=available)
-        else:
-            i = mesh.distances.next_center(
-                rows, values, eps, available=available, extra_centers=reserved
-            )
-        proposal = Proposal(dict(mesh.configs[i]), int(i), mesh.key)
-        if key is not None:
-            self.tell(key, proposal.config, status="running")
-        return proposal
+            return mesh.configs[i], int(i), "mesh"
+        if model is not None and not (
+            model.guidance.coverage_every
+            and (len(self._trials) + round_) % model.guidance.coverage_every == 0
+        ):
+            return self._guided_pick(mesh, available, model, taken, fixed_cfg, round_)
+        i = mesh.distances.next_center(rows, values, eps, available=available, extra_centers=reserved)
+        return mesh.configs[i], int(i), "mesh"
+
+    # -------------------------------------------------------------- guidance
+    def _update_model(self) -> GuidedModel | None:
+        """Fit the guidance surrogate to every non-failed trial's value at the depth (None
+        without guidance, without a search space, or before ``n_init`` valued trials)."""
+        if self._model is None or self.space is None:
+            return None
+        depth = self.depth()
+        sign = 1.0 if self.maximize else -1.0
+        valued = []
+        for t in self._trials.values():
+            if t.status != "failed":
+                v = self._center_value(t, depth)
+                if math.isfinite(v):
+                    valued.append((t, sign * v))
+        if not valued:
+            return None
+        ok = self._model.update(
+            np.vstack([t.row for t, _ in valued]),
+            np.array([v for _, v in valued]),
+            np.array([t.number for t, _ in valued]),
+            [t.config for t, _ in valued],
+        )
+        return self._model if ok else None
+
+    def _guided_pick(
+        self,
+        mesh: CandidateMesh,
+        available: np.ndarray | None,
+        model: GuidedModel,
+        taken: set[tuple[Any, ...]],
+        fixed_cfg: Mapping[str, Any],
+        round_: int,
+    ) -> tuple[dict[str, Any], int, str]:
+        """The candidate with the largest expected improvement among the free mesh candidates
+        and the local candidates around the best configurations (module doc of
+        :mod:`uvp_plugins.adacent.guidance`)."""
+        g = model.guidance
+        assert self.space is not None
+        idx = np.flatnonzero(available) if available is not None else np.arange(len(mesh.configs))
+        rng = np.random.default_rng([self.seed, len(self._trials), round_])
+        seen = set(taken)
+        local: list[dict[str, Any]] = []
+        for c in local_candidates(self.space, model.top, g.n_local, g.local_scales, rng):
+            c = {**c, **fixed_cfg}
+            k = config_key(c, self._names)
+            if k not in seen:
+                seen.add(k)
+                local.append(c)
+        Z = mesh.Z[idx] if not local else np.vstack([mesh.Z[idx], self._embed(local)])
+        if Z.shape[0] == 0:  # nothing free: fall back to the mesh (configurations repeat)
+            i = mesh.distances.next_center({}, None, math.inf)
+            return mesh.configs[i], int(i), "mesh"
+        # plain argmax: EI values can be far below 1 everywhere, so kcenter's absolute tie
+        # tolerance would turn them all into ties (exact ties go to the lowest index here too)
+        j = int(np.argmax(model.acquisition(Z)))
+        if j < idx.size:
+            return mesh.configs[int(idx[j])], int(idx[j]), "mesh"
+        return local[j - idx.size], -1, "local"
 
     def _fixed(self, fixed: Mapping[str, Any] | None) -> dict[str, Any]:
         if not fixed:
@@ -406,6 +507,7 @@ class OnlineEnhancedAdaCent:
                 "center_value": self.center_value,
                 "seed": self.seed,
                 "first": self.first,
+                "guidance": None if self.guidance is None else self.guidance.to_dict(),
             },
             "candidates": None if not self._candidates_given else self._user,
             "trials": [
@@ -432,6 +534,8 @@ class OnlineEnhancedAdaCent:
         if state.get("format") != _STATE_FORMAT:
             raise ValueError(f"state format must be {_STATE_FORMAT!r}, got {state.get('format')!r}")
         params = dict(state["params"])
+        if params.get("guidance") is not None:
+            params["guidance"] = Guidance.from_dict(params["guidance"])
         kwargs: dict[str, Any] = {}
         if candidate_array is not None:
             kwargs["candidate_array"] = candidate_array
