@@ -407,7 +407,8 @@ def report(
     ``methods``, ``tasks`` and ``seeds`` restrict the runs (e.g. to the tasks and seeds every
     compared method was run on, so that the ranks compare like with like); ``tasks=["common"]``
     keeps, per problem, the tasks on which every selected method has runs. ``bootstrap > 0``
-    adds the final mean rank with a bootstrap interval and P(best) from that many replicates
+    adds, at every fraction, the mean rank with a bootstrap interval and P(best) from that many
+    replicates
     (:mod:`uvp_plugins.bench.bootstrap_ranks`, the paper's App. D.1)."""
     if not isinstance(bootstrap, int) or isinstance(bootstrap, bool) or bootstrap < 0:
         raise ValueError(f"--bootstrap: expected a number of replicates >= 0, got {bootstrap!r}")
@@ -454,8 +455,9 @@ def report(
             f"B = {pruns[0].total_budget:g} fidelity units; direction {pruns[0].direction}."
         )
         if bootstrap:
-            boot = bootstrap_mean_ranks(pruns, 1.0, bootstrap)
-            text += "\n\n" + format_bootstrap_ranks(boot, 1.0, bootstrap)
+            for fraction in fractions:
+                boot = bootstrap_mean_ranks(pruns, fraction, bootstrap)
+                text += "\n\n" + format_bootstrap_ranks(boot, fraction, bootstrap)
         timings = format_timings(pruns)
         if timings:
             text += "\n\nOptimizer time per step (wall, in the same runs):\n\n" + timings

@@ -270,7 +270,7 @@ def _report_arguments(rep: argparse.ArgumentParser) -> None:
     rep.add_argument("--methods", default=None, help="comma-separated methods to include (default: all)")
     rep.add_argument("--tasks", default=None, help="comma-separated tasks to include, or 'common': the tasks every selected method has runs on (default: all)")
     rep.add_argument("--seeds", default=None, help="seeds to include, e.g. 0-4 (default: all)")
-    rep.add_argument("--bootstrap", type=int, default=0, metavar="N", help="add the final mean rank with a 95%% bootstrap interval over seeds and P(best), from N replicates (the CASH paper's App. D.1; default 0: off)")
+    rep.add_argument("--bootstrap", type=int, default=0, metavar="N", help="add, at each of --fractions, the mean rank with a 95%% bootstrap interval over seeds and P(best), from N replicates (the CASH paper's App. D.1; default 0: off)")
 
 
 def _report_report(args: argparse.Namespace, _: list[dict[str, Any]]) -> tuple[str, int]:
