@@ -17,6 +17,7 @@ from optuna.search_space import IntersectionSearchSpace, intersection_search_spa
 from optuna.study import StudyDirection
 from optuna.trial import TrialState
 
+from optuna_ext._claims import Proposal, claim
 from optuna_ext._pruner import PredPruner, _check_delta, _check_max_resource
 from optuna_ext._sampler_state import Centers, FinishedCenters, Mesh, TrialEntry
 from optuna_ext._space import OptunaSpace
@@ -40,7 +41,6 @@ ATTR_MESH = "uvp:mesh"
 _MESH_CACHE_SIZE = 8
 #: a default Sobol mesh doubles at most this many times when all its candidates are taken
 _MAX_MESH_DOUBLINGS = 6
-_MAX_CLAIM_ATTEMPTS = 3
 #: epsilon="auto" is estimated from at most this many valued centers (evenly spaced by number)
 _MAX_EPSILON_CENTERS = 200
 
@@ -136,11 +136,12 @@ class EnhancedAdaCentSampler(BaseSampler):
     name), the search space, ``n_candidates`` and the configurations already taken, so every
     process builds the same mesh; the caches above never change a decision. The
     candidate a trial takes is written to its system attributes (``"uvp:candidate"``,
-    ``"uvp:params"``, ``"uvp:mesh"``) before the trial's parameters are returned, so other workers
-    see it at once; RUNNING trials are centers, and a RUNNING trial with a lower number that has
-    not chosen its parameters yet reserves the candidate it will take, which keeps simultaneous
-    workers apart (after writing its choice a worker re-reads the storage and, if a
-    lower-numbered running trial claimed the same configuration meanwhile, chooses again).
+    ``"uvp:params"``, ``"uvp:mesh"``, ``"uvp:claim"``) before the trial's parameters are
+    returned, so other workers see it at once; RUNNING trials are centers, and a RUNNING trial
+    with a lower number that has not chosen its parameters yet reserves the candidate it will
+    take. Simultaneous workers never get the same configuration while a free one remains: the
+    claim protocol of :mod:`optuna_ext._claims` (write, read back, a deterministic rule on
+    which claimant chooses again) is safe on every Optuna storage without transactions.
     Threads (``n_jobs > 1``) share the sampler; a lock serialises the choice. A new process with
     the same ``seed`` on the same storage continues the same sequence. A worker that crashed
     before choosing leaves a RUNNING trial that keeps reserving one candidate; let Optuna fail
@@ -529,18 +530,6 @@ class EnhancedAdaCentSampler(BaseSampler):
         )
         return mesh, i, concurrent
 
-    def _claimed_by_lower(
-        self, study: Study, trial: FrozenTrial, osp: OptunaSpace, config: dict[str, Any]
-    ) -> bool:
-        key = config_key(config, osp.names)
-        for t in study._storage.get_all_trials(study._study_id, deepcopy=False):
-            if t.number >= trial.number or t.state != TrialState.RUNNING:
-                continue
-            params = self._center_params(t, osp)
-            if params is not None and config_key(osp.to_config(params), osp.names) == key:
-                return True
-        return False
-
     # ------------------------------------------------------------ Optuna API
     def infer_relative_search_space(
         self, study: Study, trial: FrozenTrial
@@ -583,21 +572,15 @@ class EnhancedAdaCentSampler(BaseSampler):
             fixed_cfg = {n: osp.encode_value(n, v) for n, v in fixed.items()}
         except (ValueError, TypeError):
             fixed_cfg = {}
-        storage = study._storage
+
+        def choose() -> Proposal:  # a fresh proposal per claim attempt (optuna_ext._claims)
+            mesh, i, _ = self._choose(study, trial, osp, fixed_cfg)
+            params = osp.from_config(mesh.configs[i])
+            attrs = {ATTR_CANDIDATE: int(i), ATTR_MESH: mesh.key, ATTR_PARAMS: params}
+            return Proposal(params, attrs, exclusive=mesh.is_free(i))
+
         with self._lock:
-            for _attempt in range(_MAX_CLAIM_ATTEMPTS):
-                mesh, i, concurrent = self._choose(study, trial, osp, fixed_cfg)
-                params = osp.from_config(mesh.configs[i])
-                storage.set_trial_system_attr(trial._trial_id, ATTR_CANDIDATE, int(i))
-                storage.set_trial_system_attr(trial._trial_id, ATTR_MESH, mesh.key)
-                storage.set_trial_system_attr(trial._trial_id, ATTR_PARAMS, params)
-                # Write, then re-read: if a lower-numbered running trial claimed the same
-                # configuration meanwhile (another process), it keeps it and we choose again.
-                if not concurrent or not self._claimed_by_lower(
-                    study, trial, osp, mesh.configs[i]
-                ):
-                    break
-        return params
+            return claim(study, trial, choose, key=osp.params_key)
 
     def sample_independent(
         self,

@@ -136,6 +136,11 @@ class Mesh:
             self._marked.add(key)
         return self._free.copy()
 
+    def is_free(self, i: int) -> bool:
+        """Whether candidate ``i`` was free at the last :meth:`available` call (no trial had
+        taken its configuration)."""
+        return bool(self._free[i])
+
     def grown(self, configs: list[dict[str, Any]], Z: np.ndarray, key: str) -> Mesh:
         """The mesh of ``configs`` (which extend this mesh's configurations), reusing the
         stored center distances for the shared candidates."""

@@ -33,7 +33,14 @@ from optuna.distributions import (
     IntDistribution,
 )
 
-from uvp_plugins.space import CategoricalParam, FloatParam, IntParam, Param, SearchSpace
+from uvp_plugins.space import (
+    CategoricalParam,
+    FloatParam,
+    IntParam,
+    Param,
+    SearchSpace,
+    config_key,
+)
 
 __all__ = ["OptunaSpace", "to_distributions"]
 
@@ -138,6 +145,16 @@ class OptunaSpace:
     def from_config(self, config: Mapping[str, Any]) -> dict[str, Any]:
         """:class:`SearchSpace` configuration -> Optuna parameter values (Python scalars)."""
         return {n: self._decode(n, config[n]) for n in self.distributions}
+
+    def params_key(self, params: Mapping[str, Any]) -> tuple[Any, ...]:
+        """The configuration key (:func:`uvp_plugins.space.config_key`) of Optuna parameter
+        values: equal exactly for the values Optuna stores alike (``True`` and ``1`` of one
+        categorical, see the module doc).
+
+        Raises:
+            KeyError/ValueError/TypeError: as :meth:`to_config`.
+        """
+        return config_key(self.to_config(params), self.names)
 
     def embed(self, params_list: Sequence[Mapping[str, Any]]) -> np.ndarray:
         """Distance embedding (:meth:`SearchSpace.embed`) of Optuna parameter values."""
