@@ -1,4 +1,4 @@
-"""The ``uvp-bench`` command: ``list``, ``run``, ``report`` and ``demo``.
+"""The ``uvp-bench`` command: ``list``, ``run``, ``report``, ``demo``, ``stress``, ...
 
 Examples::
 
@@ -6,6 +6,7 @@ Examples::
     uvp-bench run --problem lcbench --tasks 3945 --methods random,optuna-tpe-hyperband --seeds 0-2
     uvp-bench report bench-out --baseline optuna-tpe-hyperband
     uvp-bench demo
+    uvp-bench stress --storages sqlite,journal,postgresql,grpc --kill
 """
 
 from __future__ import annotations
@@ -257,6 +258,7 @@ def _cmd_idhb_ray(args: argparse.Namespace) -> int:
 _PASS_THROUGH = {
     "censored-quality": "uvp_plugins.bench.censored_quality",
     "tobit-runtime": "uvp_plugins.bench.methods.tobit_bench",
+    "stress": "uvp_plugins.bench.stress",
 }
 #: pass-through subcommands that run SMAC in-process: without a ``PYTHONHASHSEED`` from the caller
 #: they run in a child process with ``PYTHONHASHSEED=0``, as ``uvp-bench run``'s workers do
@@ -344,6 +346,10 @@ def _parser() -> argparse.ArgumentParser:
     cq = sub.add_parser("censored-quality", help="Tobit vs ignore/drop/Schmee-Hahn model quality (Eggensperger et al., Table 1); options: see --help of the subcommand", add_help=False)
     cq.add_argument("rest", nargs=argparse.REMAINDER)
     cq.set_defaults(func=lambda a: 2)  # handled in main() (_PASS_THROUGH)
+
+    st = sub.add_parser("stress", help="many worker processes on one Optuna study on SQLite, JournalFileBackend, PostgreSQL and the gRPC proxy, also with kill -9 of a worker: trials, duplicates, lost trials; options: see --help of the subcommand", add_help=False)
+    st.add_argument("rest", nargs=argparse.REMAINDER)
+    st.set_defaults(func=lambda a: 2)  # handled in main() (_PASS_THROUGH)
 
     demo = sub.add_parser("demo", help="each available plugin against its framework's native counterpart on real scikit-learn training")
     demo.add_argument("--out", default="uvp-bench-demo")
