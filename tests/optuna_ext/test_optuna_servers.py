@@ -6,6 +6,7 @@ code as ``uvp-bench stress``; the configurations are re-checked here from the st
 from __future__ import annotations
 
 import random
+import re
 from typing import Any
 
 import optuna
@@ -49,20 +50,13 @@ def test_postgres_server_runs_unprivileged_on_loopback(postgres_server: Postgres
     assert int(uid) != 0
 
 
-def test_eight_processes_on_postgresql_get_distinct_configurations(
-    postgres_server: PostgresServer,
+@pytest.mark.parametrize("storage", ["postgresql", "grpc"])
+def test_eight_processes_get_distinct_configurations(
+    postgres_server: PostgresServer, storage: str
 ) -> None:
+    # on PostgreSQL directly, and through Optuna's gRPC proxy in front of it
     run = stress_once(
-        "postgresql", workers=8, trials=8, pg=postgres_server, inspect=distinct_configurations
-    )
-    assert (run.trials, run.complete, run.duplicates, run.lost) == (64, 64, 0, 0)
-
-
-def test_eight_processes_through_the_grpc_proxy_get_distinct_configurations(
-    postgres_server: PostgresServer,
-) -> None:
-    run = stress_once(
-        "grpc", workers=8, trials=8, pg=postgres_server, inspect=distinct_configurations
+        storage, workers=8, trials=8, pg=postgres_server, inspect=distinct_configurations
     )
     assert (run.trials, run.complete, run.duplicates, run.lost) == (64, 64, 0, 0)
 
@@ -113,3 +107,18 @@ def test_counting_lost_trials_and_duplicates() -> None:
     study.ask()  # left RUNNING
     counts = count_run(study.get_trials(), target=4)
     assert counts == {"complete": 3, "failed": 1, "retried": 0, "duplicates": 1, "lost": 3}
+
+
+def test_stress_command_rejects_bad_choices_with_the_accepted_ones() -> None:
+    from uvp_plugins.bench.cli import main
+
+    for argv, message in [
+        (["stress", "--storages", "sqlite,mongo"], "--storages must name some of sqlite, journal"),
+        (["stress", "--workers", "0"], re.escape("--workers must be an int in [1, 64]")),
+        (["stress", "--scenarios", "dask"], "--scenarios must name some of optuna, ray"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            from uvp_plugins.bench import stress
+
+            stress.main(argv[1:])
+        assert main(argv) == 2

@@ -47,7 +47,7 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = ["PostgresServer", "GrpcProxyServer", "free_port", "find_postgres_bin"]
 
@@ -123,7 +123,31 @@ def _traversable_base(user: pwd.struct_passwd | None) -> Path:
     return base
 
 
-class PostgresServer:
+_S = TypeVar("_S", bound="_Server")
+
+
+class _Server:
+    """A server started by :meth:`start` and always stopped by :meth:`stop`; a context manager."""
+
+    def start(self: _S) -> _S:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self: _S) -> _S:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+class PostgresServer(_Server):
     """A PostgreSQL cluster in a temporary directory on a free loopback port.
 
     Args:
@@ -265,17 +289,6 @@ class PostgresServer:
             pid = int((self.data_dir / "postmaster.pid").read_text().splitlines()[0])
             os.kill(pid, signal.SIGKILL)
 
-    def __enter__(self) -> PostgresServer:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
     # --------------------------------------------------------------------------- clients
     def dsn(self, database: str) -> str:
         """A libpq connection string (psycopg2)."""
@@ -311,7 +324,7 @@ class PostgresServer:
         return self.url(name)
 
 
-class GrpcProxyServer:
+class GrpcProxyServer(_Server):
     """Optuna's gRPC storage proxy in front of ``storage_url``, in a child process.
 
     Args:
@@ -385,17 +398,6 @@ class GrpcProxyServer:
                 proc.wait(10)
         if proc.stderr is not None:
             proc.stderr.close()
-
-    def __enter__(self) -> GrpcProxyServer:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
 
 def _serve_grpc_proxy(storage_url: str, host: str, port: int) -> None:

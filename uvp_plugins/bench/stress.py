@@ -6,7 +6,8 @@ Each run: ``--workers`` processes (default 8) load one study with
 ``--trials`` trials each (default 50) of an objective that returns at once (two floats), all
 starting together (a file barrier), on one of
 
-* ``sqlite`` - :class:`~optuna.storages.RDBStorage` on a SQLite file;
+* ``sqlite`` - :class:`~optuna.storages.RDBStorage` on a SQLite file (``connect_args={"timeout":
+  60}``: eight writers queue for its lock);
 * ``journal`` - :class:`~optuna.storages.JournalStorage` on a ``JournalFileBackend``;
 * ``postgresql`` - ``RDBStorage`` on a PostgreSQL server the command starts on loopback
   (:class:`uvp_plugins.bench.servers.PostgresServer`, a fresh database per run);
@@ -33,7 +34,9 @@ Either way a last worker runs whatever is then WAITING. Counted per run, from th
 * ``lost`` - trials that never reached a result: still RUNNING or WAITING at the end, FAILED
   without a completed retry, plus the shortfall of COMPLETE trials below ``workers x trials``.
 
-Other scenarios (Ray: driver killed and resumed) plug in through :data:`EXTERNAL_SCENARIOS`.
+Other scenarios (Ray: driver killed and resumed) plug in through :data:`EXTERNAL_SCENARIOS`
+(``--scenarios optuna,ray``): ``"name": "module:function"``, the function called as
+``function(repeats=..., seed=..., out=Path)`` and returning rows (dicts) printed as a table.
 
 Example::
 
@@ -175,12 +178,12 @@ def _start_worker(run_dir: Path, index: int, n_trials: int, seed: int, spec: dic
     env = {**os.environ, _SPEC_ENV: json.dumps(spec)}
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env.setdefault(var, "1")
-    log = open(run_dir / f"worker{index}.log", "ab")  # noqa: SIM115 - closed by the child's exit
-    return subprocess.Popen(
-        [sys.executable, "-m", "uvp_plugins.bench.stress", "_worker", str(run_dir), str(index),
-         str(n_trials), str(seed)],
-        env=env, stdout=log, stderr=log,
-    )
+    with open(run_dir / f"worker{index}.log", "ab") as log:  # the child keeps its own copy
+        return subprocess.Popen(
+            [sys.executable, "-m", "uvp_plugins.bench.stress", "_worker", str(run_dir),
+             str(index), str(n_trials), str(seed)],
+            env=env, stdout=log, stderr=log,
+        )
 
 
 def _done(run_dir: Path, workers: int) -> int:
