@@ -21,12 +21,13 @@ from optuna.search_space import IntersectionSearchSpace, intersection_search_spa
 from optuna.study import StudyDirection
 from optuna.trial import TrialState
 
+from optuna_ext._claims import Proposal as Claim
+from optuna_ext._claims import claim
 from optuna_ext._pruner import PredPruner
 from optuna_ext._space import OptunaSpace
 from uvp_plugins.adacent.guidance import Guidance
-from uvp_plugins.adacent.online import OnlineEnhancedAdaCent, Proposal
+from uvp_plugins.adacent.online import OnlineEnhancedAdaCent
 from uvp_plugins.adacent.pred import DELTA, check_delta, check_max_resource
-from uvp_plugins.space import config_key
 from uvp_plugins.validation import check_bool, check_float, check_int, check_seed
 
 if TYPE_CHECKING:
@@ -42,7 +43,6 @@ ATTR_CANDIDATE = "uvp:candidate"
 ATTR_PARAMS = "uvp:params"
 ATTR_MESH = "uvp:mesh"
 
-_MAX_CLAIM_ATTEMPTS = 3
 #: the default exploitation settings (chosen on lcbench tasks 1-17; docs/results/optuna.md)
 DEFAULT_GUIDANCE = Guidance()
 #: Optuna trial states -> the core's trial statuses
@@ -178,14 +178,16 @@ class EnhancedAdaCentSampler(BaseSampler):
 
     **Parallel and distributed use.** The sampler keeps no decision state in the Python object.
     The mesh is a deterministic function of ``seed`` (or, if ``seed`` is ``None``, of the study
-    name), the search space, ``n_candidates`` and the configurations already taken, so every
-    process builds the same mesh; the caches above never change a decision. The
-    candidate a trial takes is written to its system attributes (``"uvp:candidate"``,
-    ``"uvp:params"``, ``"uvp:mesh"``) before the trial's parameters are returned, so other workers
-    see it at once; RUNNING trials are centers, and a RUNNING trial with a lower number that has
-    not chosen its parameters yet reserves the candidate it will take, which keeps simultaneous
-    workers apart (after writing its choice a worker re-reads the storage and, if a
-    lower-numbered running trial claimed the same configuration meanwhile, chooses again).
+    name), the search space, ``n_candidates`` and the configurations already taken, and the
+    surrogate of the default guidance a deterministic function of the trials, so every process
+    makes the same choice from the same trials; the caches above never change a decision. The
+    configuration a trial takes is written to its system attributes (``"uvp:candidate"``,
+    ``"uvp:params"``, ``"uvp:mesh"``, ``"uvp:claim"``) before the trial's parameters are
+    returned, so other workers see it at once; RUNNING trials are centers, and a RUNNING trial
+    with a lower number that has not chosen its parameters yet reserves the candidate it will
+    take. Simultaneous workers never get the same configuration while a free one remains: the
+    claim protocol of :mod:`optuna_ext._claims` (write, read back, a deterministic rule on
+    which claimant chooses again) is safe on every Optuna storage without transactions.
     Threads (``n_jobs > 1``) share the sampler; a lock serialises the choice. A new process with
     the same ``seed`` on the same storage continues the same sequence. A worker that crashed
     before choosing leaves a RUNNING trial that keeps reserving one candidate; let Optuna fail
@@ -394,22 +396,19 @@ class EnhancedAdaCentSampler(BaseSampler):
 
     def _sync(
         self, study: Study, trial: FrozenTrial, osp: OptunaSpace
-    ) -> tuple[OnlineEnhancedAdaCent, int, bool]:
-        """Tell the core what storage says now; returns it, the number of pending workers
-        (lower-numbered RUNNING trials that have not chosen parameters yet) and whether another
-        trial is running. Finished trials never change: each is told once per process."""
+    ) -> tuple[OnlineEnhancedAdaCent, int]:
+        """Tell the core what storage says now; returns it and the number of pending workers
+        (lower-numbered RUNNING trials that have not chosen parameters yet). Finished trials
+        never change: each is told once per process."""
         engine, told = self._engine(study, osp)
         engine.forget(trial._trial_id)
         pending = 0
-        concurrent = False
         for t in study._storage.get_all_trials(study._study_id, deepcopy=False):
             if t.number == trial.number or t._trial_id in told:
                 continue
             if t.state.is_finished():
                 told.add(t._trial_id)
-            elif t.state == TrialState.RUNNING:
-                concurrent = True
-            elif t.state != TrialState.WAITING:
+            elif t.state not in (TrialState.RUNNING, TrialState.WAITING):
                 continue
             params = self._center_params(t, osp)
             if params is None:
@@ -424,19 +423,7 @@ class EnhancedAdaCentSampler(BaseSampler):
                 engine.forget(t._trial_id)
                 continue
             self._tell(engine, t, osp.to_config(params))
-        return engine, pending, concurrent
-
-    def _claimed_by_lower(
-        self, study: Study, trial: FrozenTrial, osp: OptunaSpace, config: dict[str, Any]
-    ) -> bool:
-        key = config_key(config, osp.names)
-        for t in study._storage.get_all_trials(study._study_id, deepcopy=False):
-            if t.number >= trial.number or t.state != TrialState.RUNNING:
-                continue
-            params = self._center_params(t, osp)
-            if params is not None and config_key(osp.to_config(params), osp.names) == key:
-                return True
-        return False
+        return engine, pending
 
     # ------------------------------------------------------------ Optuna API
     def infer_relative_search_space(
@@ -480,22 +467,18 @@ class EnhancedAdaCentSampler(BaseSampler):
             fixed_cfg = {n: osp.encode_value(n, v) for n, v in fixed.items()}
         except (ValueError, TypeError):
             fixed_cfg = {}
-        storage = study._storage
+
+        def choose() -> Claim:  # a fresh proposal per claim attempt (optuna_ext._claims)
+            engine, pending = self._sync(study, trial, osp)
+            proposal = engine.ask(pending=pending, fixed=fixed_cfg)
+            params = osp.from_config(proposal.config)
+            attrs = {ATTR_CANDIDATE: proposal.candidate, ATTR_MESH: proposal.mesh, ATTR_PARAMS: params}
+            return Claim(params, attrs, exclusive=proposal.free)
+
+        # write the choice, read the study back, keep it or choose again (optuna_ext._claims):
+        # no two trials hold one configuration while a free one exists, on every storage
         with self._lock:
-            for _attempt in range(_MAX_CLAIM_ATTEMPTS):
-                engine, pending, concurrent = self._sync(study, trial, osp)
-                proposal: Proposal = engine.ask(pending=pending, fixed=fixed_cfg)
-                params = osp.from_config(proposal.config)
-                storage.set_trial_system_attr(trial._trial_id, ATTR_CANDIDATE, proposal.candidate)
-                storage.set_trial_system_attr(trial._trial_id, ATTR_MESH, proposal.mesh)
-                storage.set_trial_system_attr(trial._trial_id, ATTR_PARAMS, params)
-                # Write, then re-read: if a lower-numbered running trial claimed the same
-                # configuration meanwhile (another process), it keeps it and we choose again.
-                if not concurrent or not self._claimed_by_lower(
-                    study, trial, osp, proposal.config
-                ):
-                    break
-        return params
+            return claim(study, trial, choose, key=osp.params_key)
 
     def sample_independent(
         self,

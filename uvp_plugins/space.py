@@ -314,9 +314,23 @@ class SearchSpace:
         return configs, self.embed(configs)
 
 
+@dataclass(frozen=True)
+class _BoolValue:
+    """A ``bool`` inside a configuration key: it never equals ``1``/``0`` there, just as
+    :meth:`CategoricalParam.index` keeps the choices ``True`` and ``1`` apart."""
+
+    value: bool
+
+
 def config_key(config: Mapping[str, Any], names: Sequence[str]) -> tuple[Any, ...]:
-    """A hashable key of a configuration (values in ``names`` order)."""
-    return tuple(config[n] for n in names)
+    """A hashable key of a configuration (values in ``names`` order); equal keys mean equal
+    configurations in the sense of :meth:`CategoricalParam.index` (``True`` is not ``1``).
+
+    Example:
+        >>> config_key({"c": True}, ["c"]) == config_key({"c": 1}, ["c"])
+        False
+    """
+    return tuple(_BoolValue(v) if isinstance(v, bool) else v for v in (config[n] for n in names))
 
 
 def deduplicate_configs(

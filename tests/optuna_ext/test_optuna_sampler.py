@@ -268,6 +268,28 @@ def test_space_round_trip() -> None:
     assert OptunaSpace(to_distributions(space)).space == space
 
 
+def test_a_categorical_holding_1_and_true_is_sampled_as_optuna_stores_it() -> None:
+    # issue 19 (5): Optuna stores True as 1 when 1 comes first; the sampler proposed the
+    # never-seen True again and again (22-24 of 25 trials got c=1)
+    osp = OptunaSpace({"c": CategoricalDistribution([1, True, "a", 1.0])})
+    assert osp.space["c"] == CategoricalParam("c", (1, "a"))
+    assert osp.encode_value("c", True) == 1 and osp.encode_value("c", 1.0) == 1
+    assert osp.params_key({"c": True}) == osp.params_key({"c": 1})
+    with pytest.raises(ValueError, match="parameter 'c': 'z' is not one of"):
+        osp.encode_value("c", "z")
+
+    def objective(trial: optuna.Trial) -> float:
+        trial.suggest_categorical("c", [1, True, "a"])
+        return trial.suggest_float("x", 0.0, 1.0)
+
+    study = optuna.create_study(sampler=EnhancedAdaCentSampler(seed=0))
+    study.optimize(objective, n_trials=25)
+    cs = [t.params["c"] for t in study.trials]
+    assert 10 <= cs.count(1) <= 15 and cs.count(1) + cs.count("a") == 25
+    proposed = [t.system_attrs["uvp:params"]["c"] for t in study.trials[1:]]
+    assert not any(isinstance(c, bool) for c in proposed)
+
+
 def test_empty_and_single_valued_search_spaces() -> None:
     study = optuna.create_study(sampler=EnhancedAdaCentSampler(seed=0))
     study.optimize(lambda t: 1.0, n_trials=3)  # no parameters at all

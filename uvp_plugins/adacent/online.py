@@ -97,12 +97,15 @@ class Proposal:
         candidate: its index in the candidate mesh (``-1`` if it is not a mesh point).
         mesh: the name of the mesh (e.g. ``"sobol:<seed>:<n>"``) or of the candidate source.
         source: ``"mesh"`` (a candidate of the mesh) or the name of another candidate source.
+        free: no told trial had this configuration (``False`` only when every candidate was
+            taken and configurations repeat).
     """
 
     config: dict[str, Any]
     candidate: int
     mesh: str
     source: str = "mesh"
+    free: bool = True
 
 
 @dataclass
@@ -328,7 +331,8 @@ class OnlineEnhancedAdaCent:
         config, i, source = self._pick(
             mesh, available, rows, values, eps, reserved, model, taken, fixed_cfg, 0
         )
-        proposal = Proposal(dict(config), int(i), mesh.key if i >= 0 else source, source)
+        free = config_key(config, self._names) not in self._taken()
+        proposal = Proposal(dict(config), int(i), mesh.key if i >= 0 else source, source, free)
         if key is not None:
             self.tell(key, proposal.config, status="running")
         return proposal
