@@ -49,6 +49,8 @@ from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
+from uvp_plugins.validation import check_int
+
 __all__ = [
     "BanditPolicy",
     "IndexPolicy",
@@ -83,7 +85,18 @@ def scale_rewards(
     span = hi - lo
     if span == 0.0:
         return np.full(r.shape, low)
-    return low + (r - lo) * ((high - low) / span)
+    factor = (high - low) / span
+    if math.isfinite(span) and math.isfinite(factor):
+        return low + (r - lo) * factor
+    # Extreme ranges (issue 19): ``hi - lo`` overflows (losses near +-1.8e308), or the range is so
+    # small (subnormal losses) that ``(high - low) / span`` overflows and ``0 * inf`` gave NaN.
+    # Halve before subtracting, or divide first, so every reward stays finite and the order is
+    # kept. Ordinary ranges never get here: their rewards are bit for bit the formula above.
+    if math.isfinite(span):
+        frac = (r - lo) / span
+    else:
+        frac = (r * 0.5 - lo * 0.5) / (hi * 0.5 - lo * 0.5)
+    return low + np.clip(frac, 0.0, 1.0) * (high - low)
 
 
 @runtime_checkable
@@ -124,6 +137,47 @@ def _check_nonneg_float(name: str, value: Any) -> float:
     if not math.isfinite(v) or v < 0:
         raise ValueError(f"{name} must be a finite float >= 0, got {value!r}")
     return v
+
+
+def _state_field(state: dict[str, Any], key: str) -> Any:
+    if key not in state:
+        raise ValueError(f"state is missing {key!r} (not a state_dict() of this module?)")
+    return state[key]
+
+
+def _state_counts(state: dict[str, Any], key: str, n_arms: int) -> list[int]:
+    """A per-arm list of counts ``>= 0`` from a state dict, each entry checked."""
+    value = _state_field(state, key)
+    if not isinstance(value, list) or len(value) != n_arms:
+        raise ValueError(
+            f"state[{key!r}] must be a list of {n_arms} ints >= 0 (one per arm), got {value!r}"
+        )
+    return [check_int(f"state[{key!r}][{i}]", c, low=0) for i, c in enumerate(value)]
+
+
+def _state_pairs(state: dict[str, Any], key: str, n_arms: int) -> list[tuple[int, float]]:
+    """A list of ``[arm, loss]`` pairs from a state dict: arms in range, losses finite."""
+    value = _state_field(state, key)
+    if not isinstance(value, list):
+        raise TypeError(
+            f"state[{key!r}] must be a list of [arm, loss] pairs, got {type(value).__name__}"
+        )
+    out = []
+    for j, pair in enumerate(value):
+        where = f"state[{key!r}][{j}]"
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            raise ValueError(f"{where} must be an [arm, loss] pair, got {pair!r}")
+        arm, loss = pair
+        if isinstance(arm, bool) or not isinstance(arm, (int, np.integer)):
+            raise TypeError(f"{where}: arm must be an int in [0, {n_arms - 1}], got {arm!r}")
+        if not 0 <= arm < n_arms:
+            raise ValueError(f"{where}: arm must be an int in [0, {n_arms - 1}], got {arm!r}")
+        if isinstance(loss, bool) or not isinstance(loss, (int, float, np.integer, np.floating)):
+            raise TypeError(f"{where}: loss must be a finite float, got {loss!r}")
+        if not math.isfinite(float(loss)):
+            raise ValueError(f"{where}: loss must be finite, got {loss!r}")
+        out.append((int(arm), float(loss)))
+    return out
 
 
 class IndexPolicy(abc.ABC):
@@ -294,22 +348,33 @@ class IndexPolicy(abc.ABC):
 
     @classmethod
     def from_state_dict(cls: type[_P], state: dict[str, Any]) -> _P:
-        """Rebuild a policy from :meth:`state_dict` output (the ``type`` must match ``cls``)."""
+        """Rebuild a policy from :meth:`state_dict` output (the ``type`` must match ``cls``).
+
+        Every field is checked before it is used (a state file may be hand-edited or corrupt):
+        losses must be finite, arms in ``[0, K-1]``, pending counts ints ``>= 0`` (one per arm),
+        ``burn_issued`` in ``[0, burn_in * K]``; the error names the offending field, e.g.
+        ``state['pending'][1] must be an int >= 0, got -1``.
+        """
+        if not isinstance(state, dict):
+            raise TypeError(f"state must be a dict (from state_dict()), got {type(state).__name__}")
         if state.get("type") != cls.kind:
             raise ValueError(f"state is for policy {state.get('type')!r}, not {cls.kind!r}")
         if state.get("version") != 1:
             raise ValueError(f"unsupported state version {state.get('version')!r} (expected 1)")
-        obj = cls(**state["params"])
-        for a, x in state["history"]:
-            arm = obj._check_arm(int(a))
-            obj._history.append((arm, float(x)))
-            obj._losses[arm].append(float(x))
-        obj._pending = [int(p) for p in state["pending"]]
-        obj._burn_pending = [int(p) for p in state["burn_pending"]]
-        if len(obj._pending) != obj.n_arms or len(obj._burn_pending) != obj.n_arms:
-            raise ValueError("state: pending lists must have n_arms entries")
-        obj._burn_issued = int(state["burn_issued"])
-        obj._burn_discarded = [(int(a), float(x)) for a, x in state["burn_discarded"]]
+        params = _state_field(state, "params")
+        if not isinstance(params, dict):
+            raise TypeError(f"state['params'] must be a dict, got {type(params).__name__}")
+        obj = cls(**params)
+        k = obj.n_arms
+        for arm, x in _state_pairs(state, "history", k):
+            obj._history.append((arm, x))
+            obj._losses[arm].append(x)
+        obj._pending = _state_counts(state, "pending", k)
+        obj._burn_pending = _state_counts(state, "burn_pending", k)
+        obj._burn_issued = check_int(
+            "state['burn_issued']", _state_field(state, "burn_issued"), low=0, high=obj.burn_in * k
+        )
+        obj._burn_discarded = _state_pairs(state, "burn_discarded", k)
         return obj
 
     def __repr__(self) -> str:
