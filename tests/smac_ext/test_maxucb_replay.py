@@ -1,8 +1,16 @@
 """Regression replay: MaxUCBIntensifier's arm decisions through real SMAC, against a recording.
 
 ``data/maxucb_arm_sequences.json`` was recorded with the intensifier as it was before its bandit
-logic moved into the core (``uvp_plugins.bandits.CashBandit``; recorded at commit 8859bcd by running
-this file as a script: ``python tests/smac_ext/test_maxucb_replay.py --record``). Every scenario
+logic moved into the core (``uvp_plugins.bandits.CashBandit``; intensifier code of commit 8859bcd,
+recorded by running this file as a script: ``python tests/smac_ext/test_maxucb_replay.py
+--record``). The sequential scenarios must replay identically. The two ``*-parallel`` scenarios
+(asks made ahead of results) were re-recorded after one deliberate change: when the policy's arm
+was retired, the old adapter chose the fallback arm without registering its pull as pending in
+the policy (its docstring said so), so further asks ignored that in-flight pull and a crash of it
+released another pull of the same arm; ``CashBandit`` registers every pull it hands out
+(``--record maxucb-parallel maxucb-burnin-parallel``). Sequentially nothing is ever pending when
+an arm is chosen, which is why the other scenarios and every sequential run are unchanged. Every
+scenario
 drives SMAC's ``HyperparameterOptimizationFacade`` with ask/tell; the loss of a trial depends only
 on its arm and on how often that arm was pulled before (not on the configuration SMAC proposes), so
 the recorded arm sequence is a function of the bandit logic alone: the initial round robin, the
@@ -116,8 +124,10 @@ def test_arm_sequence_equals_the_recording(name: str, tmp_path: Path) -> None:
 if __name__ == "__main__" and "--record" in sys.argv:
     import tempfile
 
+    names = sys.argv[sys.argv.index("--record") + 1:] or list(SCENARIOS)
+    data = json.loads(DATA.read_text()) if DATA.exists() else {}
     with tempfile.TemporaryDirectory() as tmp:
-        data = {name: replay(name, Path(tmp)) for name in SCENARIOS}
+        data.update({name: replay(name, Path(tmp)) for name in names})
     DATA.parent.mkdir(exist_ok=True)
-    DATA.write_text(json.dumps(data, indent=1) + "\n")
-    print({k: len(v) for k, v in data.items()})
+    DATA.write_text(json.dumps({name: data[name] for name in SCENARIOS}, indent=1) + "\n")
+    print({k: len(data[k]) for k in names})

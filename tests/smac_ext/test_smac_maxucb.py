@@ -150,7 +150,9 @@ def test_optimize_follows_maxucb_and_keeps_joint_incumbent(tmp_path: Path) -> No
     assert sum(intensifier.pulls.values()) == 24
     # SMAC's output directory holds the bandit state in intensifier.json
     data = json.loads((scenario.output_directory / "intensifier.json").read_text())
-    assert data["state"]["policy"]["history"] == [list(h) for h in intensifier.policy.history()]
+    bandit_state = data["state"]["bandit"]
+    assert bandit_state["format"] == "uvp-cash-bandit/1"
+    assert bandit_state["policy"]["history"] == [list(h) for h in intensifier.policy.history()]
     assert data["incumbent_ids"] == [smac.runhistory.get_config_id(incumbent)]
 
 
@@ -343,7 +345,8 @@ def test_an_arm_that_always_crashes_is_dropped(tmp_path: Path) -> None:
     assert lin == [StatusType.CRASHED] * 3
     assert intensifier.unavailable_arms == {"lin": "crashed"}
     assert intensifier.pulls == {"quad": 9, "lin": 0}
-    assert intensifier.get_state()["crash_streak"] == [0, 3]
+    assert intensifier.get_state()["bandit"]["crash_streak"] == [0, 3]
+    assert intensifier.bandit.retired == {1: "crashed"}
 
 
 # -------------------------------------------------------------------------------- restart
@@ -407,11 +410,25 @@ def test_intensifier_contract_and_state_round_trip(tmp_path: Path) -> None:
         smac.tell(info, TrialValue(cost=loss(info.config)))
     state = intensifier.get_state()
     assert json.loads(json.dumps(state)) == state
-    assert len(state["policy"]["burn_discarded"]) == 3 and state["policy"]["pending"] == [1, 0, 0]
+    policy_state = state["bandit"]["policy"]
+    assert len(policy_state["burn_discarded"]) == 3 and policy_state["pending"] == [1, 0, 0]
     fresh = MaxUCBIntensifier(scenario, alpha=0.7, burn_in=1)
     fresh.set_state(json.loads(json.dumps(state)))
     assert fresh.get_state() == state
     assert np.array_equal(fresh.policy.indices(), intensifier.policy.indices(), equal_nan=True)
+    # the layout written before the bandit moved into the core is still read
+    legacy = {"selector": state["selector"], "arms": state["arms"],
+              "policy": state["bandit"]["policy"], "unavailable": [None, None, ""],
+              "crash_streak": [0, 2, 0]}
+    old = MaxUCBIntensifier(scenario, alpha=0.7, burn_in=1)
+    old.set_state(legacy)
+    assert old.policy.state_dict() == intensifier.policy.state_dict()
+    assert old.bandit.crash_streak == [0, 2, 0] and old.unavailable_arms == {}
+    # a corrupt bandit state is rejected, naming the field
+    broken = json.loads(json.dumps(state))
+    broken["bandit"]["policy"]["burn_discarded"][0][1] = float("nan")
+    with pytest.raises(ValueError, match=r"state\['burn_discarded'\]\[0\]: loss must be finite"):
+        MaxUCBIntensifier(scenario, alpha=0.7, burn_in=1).set_state(broken)
     # a state of another CASH space or policy is rejected
     with pytest.raises(ValueError, match="arms"):
         MaxUCBIntensifier(make_scenario(tmp_path / "o", cash_space(False), 30)).set_state(state)

@@ -105,8 +105,8 @@ class BanditPolicy(Protocol):
 
     n_arms: int
 
-    def select(self) -> int:
-        """The arm to pull next; records it as pending."""
+    def select(self, available: Any = None) -> int:
+        """The arm to pull next (among the ``available`` ones, a mask); records it as pending."""
         ...
 
     def update(self, arm: int, loss: float) -> None:
@@ -278,21 +278,48 @@ class IndexPolicy(abc.ABC):
             raise ValueError(f"arm must be an int in [0, {self.n_arms - 1}], got {arm!r}")
         return int(arm)
 
-    def _choose(self) -> int:
-        counts = np.array(self.n_pulls) + np.array(self.pending)
-        if min(self.n_pulls) == 0:
+    def _choose(self, among: np.ndarray) -> int:
+        """The policy's rule restricted to the arms ``among`` (ascending indices)."""
+        recorded = np.asarray(self.n_pulls)[among]
+        if recorded.min() == 0:
             # initial phase (Alg. 1 lines 2-4): fewest pulls (recorded + pending), lowest index
-            return int(np.argmin(counts))
-        return int(np.argmax(self.indices()))
+            counts = recorded + np.asarray(self.pending)[among]
+            return int(among[int(np.argmin(counts))])
+        return int(among[int(np.nanargmax(self.indices()[among]))])
 
-    def select(self) -> int:
-        """The arm to pull next (recorded as pending until :meth:`update` / :meth:`cancel`)."""
-        if self.in_burn_in:
+    def _available_arms(self, available: Any) -> np.ndarray:
+        if available is None:
+            return np.arange(self.n_arms)
+        mask = np.asarray(available)
+        if mask.dtype != bool or mask.shape != (self.n_arms,):
+            raise ValueError(
+                f"available must be a sequence of {self.n_arms} bools (one per arm), got {available!r}"
+            )
+        if not mask.any():
+            raise ValueError("available: at least one arm must be available")
+        return np.flatnonzero(mask)
+
+    def select(self, available: Any = None) -> int:
+        """The arm to pull next (recorded as pending until :meth:`update` / :meth:`cancel`).
+
+        Args:
+            available: optional mask of ``K`` bools; the choice is then the policy's own rule
+                restricted to the available arms: burn-in pulls of unavailable arms are skipped
+                (their slot is used up, Alg. E.1's round robin goes on with the next arm), the
+                initial phase pulls the available arm with the fewest pulls, and afterwards the
+                available arm with the largest index ``U_i``. With every arm available this is
+                exactly the unrestricted rule.
+        """
+        among = self._available_arms(available)
+        ok = np.zeros(self.n_arms, dtype=bool)
+        ok[among] = True
+        while self.in_burn_in:
             arm = self._burn_issued % self.n_arms
             self._burn_issued += 1
-            self._burn_pending[arm] += 1
-            return arm
-        arm = self._choose()
+            if ok[arm]:
+                self._burn_pending[arm] += 1
+                return arm
+        arm = self._choose(among)
         self._pending[arm] += 1
         return arm
 
@@ -479,9 +506,9 @@ class RoundRobin(IndexPolicy):
 
     kind: ClassVar[str] = "RoundRobin"
 
-    def _choose(self) -> int:
-        counts = np.array(self.n_pulls) + np.array(self.pending)
-        return int(np.argmin(counts))
+    def _choose(self, among: np.ndarray) -> int:
+        counts = (np.asarray(self.n_pulls) + np.asarray(self.pending))[among]
+        return int(among[int(np.argmin(counts))])
 
     def _index(self, rewards: np.ndarray, n: int, t: int) -> float:
         return -float(n)
