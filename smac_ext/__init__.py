@@ -6,6 +6,7 @@
   subspaces and map configurations between the joint space and the arms.
 * :func:`cash_configspace` / :func:`arm_params` – build a CASH ConfigSpace from per-arm
   :class:`uvp_plugins.space.SearchSpace` objects and map joint configurations back.
+* :func:`configspace_from_space` – the one ``SearchSpace`` -> ``ConfigurationSpace`` conversion.
 * :class:`TobitEnsembleModel`, :class:`CensoredRunHistoryEncoder`,
   :class:`TobitThompsonSampling`, :func:`tobit_facade_kwargs` – the Tobit-loss ensemble surrogate
   for right-censored observations (Eggensperger et al.), usable per arm of the intensifier
@@ -22,6 +23,7 @@ from smac_ext._cash_space import (
 )
 from smac_ext._censored_encoder import CensoredRunHistoryEncoder
 from smac_ext._maxucb_intensifier import MaxUCBIntensifier
+from smac_ext._space import configspace_from_space, hyperparameter_from_param
 from smac_ext._thompson import TobitThompsonSampling, tobit_arm_factories, tobit_facade_kwargs
 from smac_ext._tobit_model import TobitEnsembleModel
 
@@ -33,6 +35,8 @@ __all__ = [
     "cash_configspace",
     "arm_params",
     "plain_config",
+    "configspace_from_space",
+    "hyperparameter_from_param",
     "TobitEnsembleModel",
     "CensoredRunHistoryEncoder",
     "TobitThompsonSampling",
