@@ -76,7 +76,12 @@ Restarts. ``get_state``/``set_state`` carry the bandit's JSON state (the policy'
 pending pulls and burn-in, the retired arms, the crash streaks); SMAC stores it in
 ``intensifier.json`` after every ``tell``. Restarting SMAC on the same output directory therefore
 continues with the same arm statistics; the arms' run-history views and surrogates are rebuilt
-from the restored run history. Pending pulls whose trials are no longer running are released.
+from the restored run history. Trials that were running when the previous process stopped (a
+killed driver with parallel workers: SMAC's ``runhistory.json`` lists them as ``RUNNING``) are
+submitted again before anything new, their pulls pending, so no trial is lost or stays
+``RUNNING`` forever; a successful result that reached ``runhistory.json`` but not
+``intensifier.json`` (a kill between SMAC's two writes) is credited at the restart. Pending pulls
+without a running trial are released.
 
 Not supported (``ValueError`` at construction): multi-objective scenarios, instances, adaptive
 capping. Budgets are not used (``uses_budgets`` is False).
@@ -87,6 +92,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal
 
@@ -518,12 +524,22 @@ class MaxUCBIntensifier(AbstractIntensifier):
         )
         return _ArmHPO(selector)
 
-    def _sync_views(self) -> None:
-        """Rebuild the arms' run-history views from SMAC's run history (e.g. after a restart)."""
+    def _sync_views(self) -> list[TrialInfo]:
+        """Rebuild the arms' run-history views from SMAC's run history (e.g. after a restart)
+        and reconcile the bandit with it; returns the trials to submit again.
+
+        At the first ask of a process every ``RUNNING`` trial of the run history is one that
+        was running when an earlier process stopped (SMAC saves the run history with the
+        running trials at every ``tell``; nothing in this process has asked yet): its result
+        will never arrive, so it is submitted again (module docstring, *Restarts*). A successful
+        result that reached ``runhistory.json`` but not ``intensifier.json`` (the process was
+        killed between SMAC's two writes) is credited now.
+        """
         rh = self.runhistory
         self._arm_rh = [RunHistory() for _ in range(self._cash.n_arms)]
         self._arm_hpo = [None] * self._cash.n_arms
         running = [0] * self._cash.n_arms
+        successes: list[list[float]] = [[] for _ in range(self._cash.n_arms)]
         for key in rh:
             value = rh[key]
             config = rh.get_config(key.config_id)
@@ -533,14 +549,36 @@ class MaxUCBIntensifier(AbstractIntensifier):
                 continue
             if not _finite(value.cost):
                 continue
+            if value.status == StatusType.SUCCESS:
+                successes[arm].append(float(value.cost))  # type: ignore[arg-type]
             info = TrialInfo(config, instance=key.instance, seed=key.seed, budget=key.budget)
             self._mirror(arm, info, value)
+        self._credit_missing(successes)
         # pending pulls without a running trial (e.g. asked before a crash of the process)
         for arm in range(self._cash.n_arms):
             while self._bandit.pending[arm] > running[arm]:
                 self._bandit.release(arm)
+            while self._bandit.pending[arm] < running[arm]:
+                self._bandit.add_pending(arm)
             if self._cash.is_empty(arm) and self._arm_rh[arm].get_configs():
                 self._bandit.retire(arm, "exhausted")
+        return [
+            dataclasses.replace(info, additional_info=self._trial_extra())
+            for info in rh.get_running_trials()
+        ]
+
+    def _credit_missing(self, successes: list[list[float]]) -> None:
+        """Credit successful results of the run history that the bandit state lacks."""
+        state = self._bandit.policy.state_dict()
+        taken: list[Counter[float]] = [Counter() for _ in range(self._cash.n_arms)]
+        for arm, value in state["history"] + state["burn_discarded"]:
+            taken[arm][float(value)] += 1
+        for arm, values in enumerate(successes):
+            missing = Counter(values) - taken[arm]
+            for value in sorted(missing.elements()):
+                logger.info("crediting a result of arm %r found in the run history only (%r)",
+                            self._cash.arms[arm], value)
+                self._bandit.tell(arm, value)
 
     def _next_arm_config(self, arm: int) -> Configuration | None:
         """A configuration of arm ``arm`` not yet in SMAC's run history, or None (exhausted)."""
@@ -567,11 +605,18 @@ class MaxUCBIntensifier(AbstractIntensifier):
             tries += 1
         return None
 
+    def _trial_extra(self) -> dict[str, Any]:
+        cutoff = self._scenario.runtime_cutoff
+        return {"cutoff": float(cutoff)} if cutoff is not None else {}
+
     def __iter__(self) -> Iterator[TrialInfo]:
         """Yield trials forever: MaxUCB picks the arm, the arm's HPO the configuration."""
         self.__post_init__()
-        self._sync_views()
-        cutoff = self._scenario.runtime_cutoff
+        stale = self._sync_views()
+        if stale:
+            logger.info("re-submitting %d trial(s) that were running when the previous process "
+                        "stopped", len(stale))
+        yield from stale
         while True:
             arm = self._bandit.ask()
             if arm is None:
@@ -584,6 +629,5 @@ class MaxUCBIntensifier(AbstractIntensifier):
                 logger.info("arm %r is exhausted", self._cash.arms[arm])
                 continue
             key = self.get_instance_seed_keys_of_interest()[0]
-            extra = {"cutoff": float(cutoff)} if cutoff is not None else {}
             yield TrialInfo(config=config, instance=key.instance, seed=key.seed,
-                            additional_info=extra)
+                            additional_info=self._trial_extra())

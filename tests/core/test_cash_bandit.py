@@ -199,3 +199,14 @@ def test_bad_arguments_raise_clear_errors() -> None:
         bandit.tell(0, float("nan"))
     with pytest.raises(ValueError, match="available must be a sequence of 2 bools"):
         bandit.policy.select(available=[True])
+
+
+def test_add_pending_registers_a_found_running_trial() -> None:
+    bandit = CashBandit(2, "MaxUCB")
+    bandit.add_pending(1)
+    assert bandit.pending == [0, 1] and bandit.ask() == 0  # arm 1's pull is on its way
+    bandit.tell(1, 0.2)
+    bandit.tell(0, 0.3)
+    assert bandit.pending == [0, 0] and bandit.n_pulls == [1, 1]
+    with pytest.raises(ValueError, match=r"arm must be an int in \[0, 1\]"):
+        bandit.add_pending(5)

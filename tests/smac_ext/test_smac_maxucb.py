@@ -570,3 +570,72 @@ def test_parallel_dask_workers_credit_every_result_to_its_arm(tmp_path: Path) ->
     told_arms = sorted(intensifier.arm_of(c) for c, _, _ in rec.told)
     assert sorted(arm for arm, _ in history) == told_arms
     assert intensifier.pulls["lin"] > intensifier.pulls["quad"]
+
+
+# ------------------------------------------------------------- driver stopped mid-flight
+def _credited(intensifier: MaxUCBIntensifier) -> list[list[float]]:
+    """Per arm, every result the bandit took (observations and discarded burn-in results)."""
+    state = intensifier.policy.state_dict()
+    out: list[list[float]] = [[] for _ in range(intensifier.cash_space.n_arms)]
+    for arm, value in state["history"] + state["burn_discarded"]:
+        out[arm].append(value)
+    return [sorted(v) for v in out]
+
+
+def _successes(smac: Any, intensifier: MaxUCBIntensifier) -> list[list[float]]:
+    rh = smac.runhistory
+    out: list[list[float]] = [[] for _ in range(intensifier.cash_space.n_arms)]
+    for key in rh:
+        value = rh[key]
+        if value.status == StatusType.SUCCESS and math.isfinite(value.cost):
+            out[intensifier.arm_of(rh.get_config(key.config_id))].append(value.cost)
+    return [sorted(v) for v in out]
+
+
+def test_trials_running_when_the_driver_stopped_are_submitted_again(tmp_path: Path) -> None:
+    def facade() -> tuple[Any, MaxUCBIntensifier]:
+        scenario = make_scenario(tmp_path, cash_space(empty_arm=True), n_trials=12, name="k")
+        intensifier = MaxUCBIntensifier(scenario, acquisition_maximizer_factory=fast_maximizer)
+        return HyperparameterOptimizationFacade(scenario, None, intensifier=intensifier,
+                                                logging_level=40), intensifier
+
+    smac, _ = facade()
+    infos = [smac.ask() for _ in range(4)]
+    smac.tell(infos[0], TrialValue(cost=loss(infos[0].config)))
+    # the driver dies here: the saved run history holds three RUNNING trials
+    del smac
+    smac, intensifier = facade()
+    assert smac.runhistory.running == 3
+    again = [smac.ask() for _ in range(3)]
+    assert [i.config for i in again] == [i.config for i in infos[1:]]  # re-submitted first
+    assert sum(intensifier.policy.pending) == 3  # their pulls are pending again
+    for info in reversed(again):
+        smac.tell(info, TrialValue(cost=loss(info.config)))
+    while smac.runhistory.finished < 12:
+        info = smac.ask()
+        smac.tell(info, TrialValue(cost=loss(info.config)))
+    assert smac.runhistory.running == 0 and smac.runhistory.submitted == 12
+    assert intensifier.policy.pending == [0, 0, 0]
+    assert _credited(intensifier) == _successes(smac, intensifier)
+
+
+def test_a_result_saved_in_the_run_history_but_not_in_the_bandit_state_is_credited(
+    tmp_path: Path,
+) -> None:
+    scenario = make_scenario(tmp_path, cash_space(empty_arm=True), n_trials=12, name="w")
+    smac = HyperparameterOptimizationFacade(
+        scenario, None, intensifier=MaxUCBIntensifier(scenario, burn_in=1),
+        logging_level=40)
+    infos = [smac.ask() for _ in range(5)]
+    for info in infos[:4]:
+        smac.tell(info, TrialValue(cost=loss(info.config)))
+    before = (scenario.output_directory / "intensifier.json").read_text()
+    smac.tell(infos[4], TrialValue(cost=loss(infos[4].config)))
+    # killed between SMAC's two writes: runhistory.json has the result, intensifier.json not
+    (scenario.output_directory / "intensifier.json").write_text(before)
+    intensifier = MaxUCBIntensifier(scenario, burn_in=1)
+    smac = HyperparameterOptimizationFacade(scenario, None, intensifier=intensifier,
+                                            logging_level=40)
+    smac.ask()  # the intensifier starts: the missing result is credited to its arm
+    assert _credited(intensifier) == _successes(smac, intensifier)
+    assert len(intensifier.policy.history()) == 2  # 3 burn-in results discarded, 2 credited

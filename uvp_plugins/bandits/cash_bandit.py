@@ -17,6 +17,8 @@ sampler tomorrow):
   whole budget.
 * :meth:`~CashBandit.release` -- a pull that produced no trial at all (e.g. the adapter could not
   build a configuration, or a trial was discarded); no reward, no crash.
+* :meth:`~CashBandit.add_pending` -- a running trial the adapter found rather than asked for (a
+  state rebuilt from a storage): its pull counts as pending like an asked one.
 * :meth:`~CashBandit.retire` -- the adapter takes an arm out of the choice (e.g. ``"exhausted"``:
   the arm's HPO has no new configuration, as an arm without hyperparameters after its one
   evaluation). A retired arm's observations keep counting in the statistics (they are part of
@@ -186,6 +188,12 @@ class CashBandit:
     def release(self, arm: int) -> None:
         """Release one pending pull of ``arm`` that produced no trial (no reward, no crash)."""
         self._policy.cancel(self._check_arm(arm))
+
+    def add_pending(self, arm: int) -> None:
+        """Register a running trial of ``arm`` that was not asked through this object (e.g.
+        found running when an adapter rebuilds the bandit from a storage or a run history);
+        its :meth:`tell` / :meth:`fail` / :meth:`release` then ends that pull."""
+        self._policy.add_pending(arm)
 
     def retire(self, arm: int, reason: str = "exhausted") -> None:
         """Stop offering ``arm`` (an arm already retired keeps its first reason). Pending pulls

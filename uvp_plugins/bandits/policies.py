@@ -348,6 +348,12 @@ class IndexPolicy(abc.ABC):
         self._history.append((arm, value))
         self._losses[arm].append(value)
 
+    def add_pending(self, arm: int) -> None:
+        """Register a running pull of ``arm`` that was not selected by this policy (e.g. a
+        trial found running when the state is rebuilt); its result is then taken by
+        :meth:`update` like any pending pull's."""
+        self._pending[self._check_arm(arm)] += 1
+
     def cancel(self, arm: int) -> None:
         """Release one pending pull of ``arm`` without a result (a crashed trial is not credited).
 
