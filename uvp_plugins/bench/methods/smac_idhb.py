@@ -71,6 +71,7 @@ def _smac_run(ctx: RunContext, out: Path, name: str, max_budget: int, n_cap: int
                 info = smac.ask()
         except StopIteration:  # ID-HB: the Hyperband iteration at max_budget is complete
             return
+        assert info.budget is not None  # a budget intensifier sets one on every trial
         budget = max(1, min(ctx.max_budget, int(round(float(info.budget)))))
         value = ctx.evaluate((tag, n), dict(info.config), budget, restart=True)
         smac.tell(info, TrialValue(cost=-sign * value))
