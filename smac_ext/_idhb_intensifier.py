@@ -65,7 +65,8 @@ SMAC user already calls for multi-fidelity optimisation, in place of SMAC's ``Hy
   ``Hyperband`` would open new brackets instead). With ``ask``/``tell`` and no runner, asking in
   that situation raises ``RuntimeError`` (tell the pending results first).
 * **Restarts.** The core's JSON state (configurations, brackets, cached results, pending jobs,
-  cost ledger) is in ``intensifier.json`` after every ``tell``. Restarting on the same output
+  cost ledger) is in ``intensifier.json`` after every ``tell``, replaced atomically (a kill never
+  leaves half a file). Restarting on the same output
   directory continues exactly; trials that were running when the previous process stopped
   (``RUNNING`` in the restored run history) are submitted again first, and results the run
   history holds for jobs the saved state still had pending are applied.
@@ -79,7 +80,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -91,6 +91,7 @@ from smac.runhistory.dataclasses import TrialInfo, TrialKey, TrialValue
 from smac.runhistory.enumerations import StatusType
 from smac.scenario import Scenario
 
+from smac_ext._atomic import AtomicSaveMixin, write_json_atomic
 from smac_ext._cash_space import plain_config
 from uvp_plugins.hyperband import VARIANTS, HyperbandSchedule, IterativeDeepeningHyperband, Job
 from uvp_plugins.hyperband.real_budgets import (
@@ -142,7 +143,7 @@ def _finite(cost: Any) -> bool:
     return isinstance(cost, (int, float)) and math.isfinite(float(cost))
 
 
-class IterativeDeepeningHyperbandIntensifier(SuccessiveHalving):
+class IterativeDeepeningHyperbandIntensifier(AtomicSaveMixin, SuccessiveHalving):
     """Iterative-Deepening Hyperband in SMAC: Hyperband brackets, continuable with a larger
     ``max_budget`` on the same output directory (see the module docstring).
 
@@ -383,6 +384,13 @@ class IterativeDeepeningHyperbandIntensifier(SuccessiveHalving):
             return
         self.__post_init__()
         self._started = True
+        needed = hyperband_trials(_budget(self._scenario, "min_budget"),
+                                  _budget(self._scenario, "max_budget"), self._eta)
+        if self._scenario.n_trials < needed:
+            logger.warning("scenario.n_trials=%d is below the %d trials of one Hyperband "
+                           "iteration at max_budget=%g: SMAC will stop the run before ID-HB "
+                           "finishes it", self._scenario.n_trials, needed,
+                           self._scenario.max_budget)
         rh = self.runhistory
         scheduled = set()
         for job in self._core.pending:
@@ -466,13 +474,6 @@ class IterativeDeepeningHyperbandIntensifier(SuccessiveHalving):
 
 
 # ------------------------------------------------------------------------ continuation
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    """Replace ``path`` atomically (a kill never leaves half a file)."""
-    tmp = path.with_name(path.name + ".uvp-tmp")
-    tmp.write_text(json.dumps(data, indent=4))
-    os.replace(tmp, path)
-
-
 def _accept_larger_max_budget(scenario: Scenario, eta: int, variant: str) -> None:
     """Let SMAC continue the ID-HB run in ``scenario.output_directory`` with the scenario's
     larger ``max_budget`` (module docstring, *Continuing with a larger max_budget*)."""
@@ -511,11 +512,11 @@ def _accept_larger_max_budget(scenario: Scenario, eta: int, variant: str) -> Non
     k = deepening_steps(saved_max, _budget(scenario, "max_budget"), eta)
     for key in differing:
         stored[key] = new[key]
-    _write_json(paths["scenario"], stored)
+    write_json_atomic(paths["scenario"], stored)
     optimization = json.loads(paths["optimization"].read_text())
     if optimization.get("finished"):
         optimization["finished"] = False  # ID-HB has new work at the larger max_budget
-        _write_json(paths["optimization"], optimization)
+        write_json_atomic(paths["optimization"], optimization)
     logger.warning("continuing the ID-HB run in %s: max_budget %g -> %g (%d deepening(s)); "
                    "updated %s in its scenario.json", directory, saved_max, scenario.max_budget,
                    k, ", ".join(differing))

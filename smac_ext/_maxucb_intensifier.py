@@ -74,8 +74,9 @@ the iterator stops (``optimize`` ends; ``ask`` raises ``StopIteration``).
 
 Restarts. ``get_state``/``set_state`` carry the bandit's JSON state (the policy's observations,
 pending pulls and burn-in, the retired arms, the crash streaks); SMAC stores it in
-``intensifier.json`` after every ``tell``. Restarting SMAC on the same output directory therefore
-continues with the same arm statistics; the arms' run-history views and surrogates are rebuilt
+``intensifier.json`` after every ``tell`` (replaced atomically: a kill never leaves half a
+file). Restarting SMAC on the same output directory therefore continues with the same arm
+statistics; the arms' run-history views and surrogates are rebuilt
 from the restored run history. Trials that were running when the previous process stopped (a
 killed driver with parallel workers: SMAC's ``runhistory.json`` lists them as ``RUNNING``) are
 submitted again before anything new, their pulls pending, so no trial is lost or stays
@@ -117,6 +118,7 @@ from smac.runhistory.enumerations import StatusType
 from smac.runhistory.runhistory import RunHistory
 from smac.scenario import Scenario
 
+from smac_ext._atomic import AtomicSaveMixin
 from smac_ext._cash_space import CashSpace, split_cash_space
 from uvp_plugins.bandits import POLICIES, CashBandit, IndexPolicy
 
@@ -172,7 +174,7 @@ class _ArmHPO:
     generator: Iterator[Configuration] | None = None
 
 
-class MaxUCBIntensifier(AbstractIntensifier):
+class MaxUCBIntensifier(AtomicSaveMixin, AbstractIntensifier):
     """Two-level CASH in SMAC: MaxUCB chooses the model class, per-class SMAC HPO the config.
 
     See the module docstring for the wiring, crash handling, empty/exhausted arms and restarts.

@@ -1,0 +1,56 @@
+"""A driver dying while SMAC writes intensifier.json leaves the previous complete state."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ConfigSpace import Categorical, ConfigurationSpace, EqualsCondition, Float
+from smac import HyperbandFacade, HyperparameterOptimizationFacade, Scenario
+from smac.runhistory.dataclasses import TrialValue
+
+from smac_ext import IterativeDeepeningHyperbandIntensifier, MaxUCBIntensifier
+
+pytestmark = pytest.mark.smac
+
+
+def _maxucb(tmp_path: Path) -> tuple[Any, Any]:
+    cs = ConfigurationSpace(seed=0)
+    algo = Categorical("algorithm", ["a", "b"])
+    x = Float("a:x", (0.0, 1.0))
+    cs.add([algo, x, EqualsCondition(x, algo, "a")])
+    scenario = Scenario(cs, deterministic=True, n_trials=20, seed=0, output_directory=tmp_path)
+    intensifier = MaxUCBIntensifier(scenario)
+    return HyperparameterOptimizationFacade(scenario, None, intensifier=intensifier,
+                                            overwrite=True, logging_level=40), intensifier
+
+
+def _idhb(tmp_path: Path) -> tuple[Any, Any]:
+    cs = ConfigurationSpace({"x": (0.0, 1.0)}, seed=0)
+    scenario = Scenario(cs, deterministic=True, n_trials=50, seed=0, min_budget=1, max_budget=9,
+                        output_directory=tmp_path)
+    intensifier = IterativeDeepeningHyperbandIntensifier(scenario)
+    return HyperbandFacade(scenario, None, intensifier=intensifier, overwrite=True,
+                           logging_level=40), intensifier
+
+
+@pytest.mark.parametrize("build", [_maxucb, _idhb], ids=["maxucb", "idhb"])
+def test_intensifier_json_is_never_half_written(tmp_path: Path, build: Any,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    smac, intensifier = build(tmp_path)
+    for _ in range(3):
+        info = smac.ask()
+        smac.tell(info, TrialValue(cost=0.5))
+    path = smac.scenario.output_directory / "intensifier.json"
+    before = path.read_text()
+    # the write dies half-way (json.dump fails on the second half of the state)
+    good = intensifier.get_state()
+    monkeypatch.setattr(intensifier, "get_state", lambda: {**good, "zzz": object()})
+    info = smac.ask()
+    with pytest.raises(TypeError):
+        smac.tell(info, TrialValue(cost=0.4))
+    assert path.read_text() == before  # the previous complete state, readable
+    json.loads(before)
+    assert sorted(p.name for p in path.parent.iterdir() if "uvp-tmp" in p.name) == []
