@@ -167,3 +167,34 @@ def test_idhb_on_dask_processes_survives_a_killed_driver(tmp_path: Path) -> None
     # the incumbent is the best at the highest budget
     top = [t for t in trials if t[1]["budget"] == 9.0]
     assert report["incumbent"] == min(top, key=lambda t: t[1]["cost"])[0]
+
+
+def measure(mode: str, n_trials: int, after: int, out: Path) -> dict[str, Any]:
+    """One kill-and-restart of ``mode`` (the figures of docs/results/reliability.md)."""
+    before = _kill_mid_run(out, mode, n_trials, after=after)
+    start = time.monotonic()
+    report, runhistory = _finish(out, mode, n_trials)
+    trials = [t for t in _trials(runhistory) if t[1]["status"] != RUNNING]
+    keys = Counter((json.dumps(c, sort_keys=True), e["budget"]) for c, e in trials)
+    top = max(e["budget"] or 0 for _, e in trials)
+    at_top = [t for t in trials if (t[1]["budget"] or 0) == top]
+    return {
+        "mode": mode,
+        "running_at_kill": sum(e["status"] == RUNNING for e in before["data"]),
+        "finished_at_kill": before["stats"]["finished"],
+        **{f"final_{k}": v for k, v in runhistory["stats"].items()},
+        "lost": runhistory["stats"]["submitted"] - runhistory["stats"]["finished"],
+        "duplicates": sum(v - 1 for v in keys.values()),
+        "incumbent_correct": report["incumbent"] == min(at_top, key=lambda t: t[1]["cost"])[0],
+        "restart_seconds": round(time.monotonic() - start, 1),
+    }
+
+
+if __name__ == "__main__":
+    # python tests/smac_ext/test_smac_dask.py MODE N_TRIALS KILL_AFTER REPEATS
+    import tempfile
+
+    mode, n_trials, after, repeats = sys.argv[1], *map(int, sys.argv[2:5])
+    for _ in range(repeats):
+        with tempfile.TemporaryDirectory() as tmp:
+            print(json.dumps(measure(mode, n_trials, after, Path(tmp))), flush=True)
