@@ -1,17 +1,22 @@
-"""Kill-safe files: the intensifier state is replaced atomically, never left half-written.
+"""Kill-safe files: the intensifier state and the run history are replaced atomically.
 
-SMAC writes ``intensifier.json`` with ``open(path, "w")`` + ``json.dump`` after every ``tell``;
-a driver killed during that write leaves a truncated file, which SMAC's ``load`` skips with a
-warning ("Not adding any trials!") -- the run would then continue with an empty intensifier
-state. Our intensifiers write the same content to a temporary file in the same directory and
-``os.replace`` it over the old one, so after a kill the file is either the previous or the new
-complete state (the restart reconciles either with the run history).
+SMAC writes ``runhistory.json`` and ``intensifier.json`` with ``open(path, "w")`` + ``json.dump``
+after every ``tell``; a driver killed during such a write leaves a truncated file, which SMAC's
+``load`` skips with a warning ("Not adding any trials!") -- the run would continue with an empty
+run history or intensifier state, everything before lost. Our intensifiers write the same
+content to a temporary file in the same directory and ``os.replace`` it over the old one, so
+after a kill each file is either its previous or its new complete version (the restart
+reconciles a run history that is one ``tell`` ahead of the intensifier state). The run history
+is SMAC's object: its ``save`` is wrapped on the instance the facade hands to the intensifier
+(SMAC saves the run history, then calls the intensifier's ``save``; from the second save on the
+run history's writes are atomic too).
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,17 +30,32 @@ def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
+def _replace_atomically(write: Callable[[Path], None], filename: str | Path) -> None:
+    """``write(tmp)`` into a temporary ``.json`` file beside ``filename``, then replace it."""
+    path = Path(filename)
+    tmp = path.with_name(path.stem + ".uvp-tmp" + path.suffix)  # SMAC wants a .json name
+    try:
+        write(tmp)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    os.replace(tmp, path)
+
+
 class AtomicSaveMixin:
     """``save`` of a SMAC intensifier, made atomic (put before the SMAC base class)."""
 
     def save(self, filename: str | Path) -> None:
         """SMAC's ``save`` (incumbents, trajectory, ``get_state()``) into a temporary file of the
-        same directory, then ``os.replace`` over ``filename``."""
-        path = Path(filename)
-        tmp = path.with_name(path.stem + ".uvp-tmp" + path.suffix)  # SMAC wants a .json name
-        try:
-            super().save(tmp)  # type: ignore[misc]
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
-        os.replace(tmp, path)
+        same directory, then ``os.replace`` over ``filename``; also makes the run history's
+        later saves atomic (module docstring)."""
+        _replace_atomically(super().save, filename)  # type: ignore[misc]
+        runhistory = getattr(self, "_runhistory", None)
+        if runhistory is not None and not getattr(runhistory, "_uvp_atomic_save", False):
+            original = runhistory.save
+
+            def save_runhistory(filename: str | Path = "runhistory.json") -> None:
+                _replace_atomically(original, filename)
+
+            runhistory.save = save_runhistory
+            runhistory._uvp_atomic_save = True

@@ -1,4 +1,5 @@
-"""A driver dying while SMAC writes intensifier.json leaves the previous complete state."""
+"""A driver dying while SMAC writes intensifier.json or runhistory.json leaves the previous
+complete files."""
 
 from __future__ import annotations
 
@@ -54,3 +55,30 @@ def test_intensifier_json_is_never_half_written(tmp_path: Path, build: Any,
     assert path.read_text() == before  # the previous complete state, readable
     json.loads(before)
     assert sorted(p.name for p in path.parent.iterdir() if "uvp-tmp" in p.name) == []
+
+
+@pytest.mark.parametrize("build", [_maxucb, _idhb], ids=["maxucb", "idhb"])
+def test_runhistory_json_is_never_half_written(tmp_path: Path, build: Any,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    import smac.runhistory.runhistory as rh_module
+
+    smac, _ = build(tmp_path)
+    for _ in range(3):
+        info = smac.ask()
+        smac.tell(info, TrialValue(cost=0.5))
+    path = smac.scenario.output_directory / "runhistory.json"
+    before = path.read_text()
+    real_dump = json.dump
+
+    def dies_half_way(obj: Any, fp: Any, **kwargs: Any) -> None:
+        if not (isinstance(obj, dict) and "stats" in obj):  # not the run history
+            return real_dump(obj, fp, **kwargs)
+        fp.write(json.dumps(obj, **kwargs)[:50])
+        raise KeyboardInterrupt("killed while writing the run history")
+
+    monkeypatch.setattr(rh_module.json, "dump", dies_half_way)
+    info = smac.ask()
+    with pytest.raises(KeyboardInterrupt):
+        smac.tell(info, TrialValue(cost=0.4))
+    monkeypatch.setattr(rh_module.json, "dump", real_dump)
+    assert path.read_text() == before and json.loads(before)["stats"]["finished"] == 3
