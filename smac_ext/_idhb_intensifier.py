@@ -69,7 +69,10 @@ SMAC user already calls for multi-fidelity optimisation, in place of SMAC's ``Hy
   leaves half a file). Restarting on the same output
   directory continues exactly; trials that were running when the previous process stopped
   (``RUNNING`` in the restored run history) are submitted again first, and results the run
-  history holds for jobs the saved state still had pending are applied.
+  history holds for jobs the saved state still had pending are applied. A trial asked after the
+  last saved state (the driver killed between SMAC's writes of ``runhistory.json`` and
+  ``intensifier.json``) is submitted again too, and its configuration fills the next new slot
+  (the one it was drawn for), so it is not evaluated twice.
 
 Not supported (``ValueError`` at construction): instances (budgets only), multi-objective
 scenarios, scenarios without ``min_budget``/``max_budget``.
@@ -263,6 +266,7 @@ class IterativeDeepeningHyperbandIntensifier(AtomicSaveMixin, SuccessiveHalving)
         self._prefetched: Job | None = None
         self._no_new_configs = False
         self._pending_origin: Any = None
+        self._adopt: list[dict[str, Any]] = []
 
     def get_state(self) -> dict[str, Any]:
         """JSON state: the budget map and the core ID-HB state (format ``uvp-smac-idhb/1``)."""
@@ -327,6 +331,9 @@ class IterativeDeepeningHyperbandIntensifier(AtomicSaveMixin, SuccessiveHalving)
     def _sample(self, rng: Any) -> dict[str, Any]:
         """A new configuration from the facade's config selector (as SMAC's Hyperband takes
         it), skipping any already scheduled or in the run history."""
+        if self._adopt:  # a configuration drawn before a restart, its trial re-submitted
+            self._pending_origin = "drawn before a restart"
+            return self._adopt.pop(0)
         rh = self.runhistory
         for _ in range(1000):
             try:
@@ -342,19 +349,39 @@ class IterativeDeepeningHyperbandIntensifier(AtomicSaveMixin, SuccessiveHalving)
         raise _NoNewConfiguration
 
     def _next_job(self) -> Job | None:
-        """The core's next job (registering a new configuration's id), or None."""
-        self._pending_origin = None
-        try:
-            job = self._core.ask(self._sample)
-        except _NoNewConfiguration:
-            self._no_new_configs = True
+        """The core's next job whose trial is not in the run history yet, or None.
+
+        A job whose trial the run history already holds (a trial drawn before a restart and
+        re-submitted) is not submitted twice: a finished result is applied at once, a running
+        one is applied when it is told."""
+        while True:
+            self._pending_origin = None
+            try:
+                job = self._core.ask(self._sample)
+            except _NoNewConfiguration:
+                self._no_new_configs = True
+                return None
+            if job is None:
+                return None
+            if job.config_id not in self._configs:
+                self._cid_of.setdefault(_config_key(job.config), job.config_id)
+                config = self._configuration(job.config_id)
+                if self._pending_origin is not None:
+                    config.origin = f"ID-HB ({self._variant}): {self._pending_origin}"
+            value = self._rh_value(self._trial(job))
+            if value is None:
+                return job
+            if value.status != StatusType.RUNNING:
+                self._apply(job, value)
+
+    def _rh_value(self, info: TrialInfo) -> TrialValue | None:
+        """The run history's entry of a trial (finished or ``RUNNING``), or None."""
+        rh = self.runhistory
+        if not rh.has_config(info.config):
             return None
-        if job is not None and job.config_id not in self._configs:
-            self._cid_of.setdefault(_config_key(job.config), job.config_id)
-            config = self._configuration(job.config_id)
-            if self._pending_origin is not None:
-                config.origin = f"ID-HB ({self._variant}): {self._pending_origin}"
-        return job
+        key = TrialKey(config_id=rh.get_config_id(info.config), instance=info.instance,
+                       seed=info.seed, budget=info.budget)
+        return rh[key] if key in rh else None
 
     def _job_of(self, config: Configuration, budget: float | None) -> Job | None:
         if budget is None:
@@ -396,19 +423,21 @@ class IterativeDeepeningHyperbandIntensifier(AtomicSaveMixin, SuccessiveHalving)
         for job in self._core.pending:
             info = self._trial(job)
             scheduled.add((_config_key(info.config), job.budget))
-            value = None
-            if rh.has_config(info.config):
-                key = TrialKey(config_id=rh.get_config_id(info.config), instance=info.instance,
-                               seed=info.seed, budget=info.budget)
-                value = rh[key] if key in rh else None
+            value = self._rh_value(info)
             if value is not None and value.status != StatusType.RUNNING:
                 self._apply(job, value)  # the result reached the run history, not the state
             else:
                 self._resubmit.append(info)
         for info in rh.get_running_trials():
             budget = None if info.budget is None else self._units.to_core(info.budget)
-            if (_config_key(info.config), budget) not in scheduled:
-                self._resubmit.append(info)  # an orphan: re-run so it is not RUNNING forever
+            key = _config_key(info.config)
+            if (key, budget) not in scheduled:
+                # asked after the saved state (a kill between SMAC's two writes): re-run it so it
+                # is not RUNNING forever, and let its configuration fill the next new slot, whose
+                # job then is this very trial when the budgets agree
+                self._resubmit.append(info)
+                if key not in self._cid_of and plain_config(info.config) not in self._adopt:
+                    self._adopt.append(plain_config(info.config))
         if self._resubmit:
             logger.info("re-submitting %d trial(s) that were running when the previous "
                         "process stopped", len(self._resubmit))

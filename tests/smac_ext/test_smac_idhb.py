@@ -411,3 +411,33 @@ def test_readme_snippet_runs_and_continues(tmp_path: Path, monkeypatch: pytest.M
     assert abs(math.log10(ns["incumbent"]["lr"]) + 2) < 0.5  # near the optimum lr = 0.01
     data = json.loads(next(tmp_path.glob("smac3_output/lr-search/0/runhistory.json")).read_text())
     assert data["stats"]["finished"] == hyperband_trials(1, 27, 3)  # 22 at 9, 47 more at 27
+
+
+def test_a_trial_asked_after_the_saved_state_is_adopted_not_run_twice(tmp_path: Path) -> None:
+    scenario = make_scenario(tmp_path, 9)
+    smac = HyperbandFacade(scenario, None, intensifier=IterativeDeepeningHyperbandIntensifier(
+        scenario), logging_level=40)
+    a, b = smac.ask(), smac.ask()
+    smac.tell(a, TrialValue(cost=train(a.config, budget=a.budget)))
+    state_with_b_pending = (scenario.output_directory / "intensifier.json").read_text()
+    c = smac.ask()
+    smac.tell(b, TrialValue(cost=train(b.config, budget=b.budget)))
+    # killed between SMAC's two writes: runhistory.json has b's result and c running,
+    # intensifier.json is the state before c was asked
+    (scenario.output_directory / "intensifier.json").write_text(state_with_b_pending)
+    intensifier = IterativeDeepeningHyperbandIntensifier(scenario)
+    smac = HyperbandFacade(scenario, None, intensifier=intensifier, logging_level=40)
+    first = smac.ask()
+    assert (first.config, first.budget) == (c.config, c.budget)  # re-submitted
+    smac.tell(first, TrialValue(cost=train(first.config, budget=first.budget)))
+    told = [(a.config, a.budget), (b.config, b.budget), (c.config, c.budget)]
+    while True:
+        try:
+            info = smac.ask()
+        except StopIteration:
+            break
+        told.append((info.config, info.budget))
+        smac.tell(info, TrialValue(cost=train(info.config, budget=info.budget)))
+    # c filled the slot it was drawn for: one Hyperband iteration, nothing evaluated twice
+    assert len(told) == len(set(told)) == 22 == smac.runhistory.finished
+    assert intensifier.idhb.finished and intensifier.idhb.ledger.n_evaluations == 22
