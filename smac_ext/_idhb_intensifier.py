@@ -94,7 +94,7 @@ from smac.runhistory.dataclasses import TrialInfo, TrialKey, TrialValue
 from smac.runhistory.enumerations import StatusType
 from smac.scenario import Scenario
 
-from smac_ext._atomic import AtomicSaveMixin, write_json_atomic
+from smac_ext._atomic import AtomicSaveMixin, repair_output_directory, write_json_atomic
 from smac_ext._cash_space import plain_config
 from uvp_plugins.hyperband import VARIANTS, HyperbandSchedule, IterativeDeepeningHyperband, Job
 from uvp_plugins.hyperband.real_budgets import (
@@ -212,6 +212,9 @@ class IterativeDeepeningHyperbandIntensifier(AtomicSaveMixin, SuccessiveHalving)
             incumbent_selection=incumbent_selection,
             seed=seed,
         )
+        if scenario.name is not None and repair_output_directory(scenario.output_directory):
+            logger.warning("restored the last complete optimization.json in %s (the previous "
+                           "process was killed while SMAC wrote it)", scenario.output_directory)
         if self._continue_runs:
             _accept_larger_max_budget(scenario, eta, self._variant)
 

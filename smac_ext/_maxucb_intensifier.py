@@ -118,7 +118,7 @@ from smac.runhistory.enumerations import StatusType
 from smac.runhistory.runhistory import RunHistory
 from smac.scenario import Scenario
 
-from smac_ext._atomic import AtomicSaveMixin
+from smac_ext._atomic import AtomicSaveMixin, repair_output_directory
 from smac_ext._cash_space import CashSpace, split_cash_space
 from uvp_plugins.bandits import POLICIES, CashBandit, IndexPolicy
 
@@ -289,6 +289,9 @@ class MaxUCBIntensifier(AtomicSaveMixin, AbstractIntensifier):
             "random_design": random_design_factory,
             "initial_design": initial_design_factory,
         }
+        if scenario.name is not None and repair_output_directory(scenario.output_directory):
+            logger.warning("restored the last complete optimization.json in %s (the previous "
+                           "process was killed while SMAC wrote it)", scenario.output_directory)
         # one Scenario per arm: the user's scenario on the arm subspace (never saved)
         self._arm_scenarios = [
             dataclasses.replace(scenario, configspace=sub) for sub in self._cash.subspaces

@@ -82,3 +82,28 @@ def test_runhistory_json_is_never_half_written(tmp_path: Path, build: Any,
         smac.tell(info, TrialValue(cost=0.4))
     monkeypatch.setattr(rh_module.json, "dump", real_dump)
     assert path.read_text() == before and json.loads(before)["stats"]["finished"] == 3
+
+
+@pytest.mark.parametrize("build", [_maxucb, _idhb], ids=["maxucb", "idhb"])
+def test_a_truncated_optimization_json_is_repaired_for_named_runs(tmp_path: Path,
+                                                                 build: Any) -> None:
+    smac, intensifier = build(tmp_path)
+    for _ in range(2):
+        info = smac.ask()
+        smac.tell(info, TrialValue(cost=0.5))
+    # a named run in the same directory layout as SMAC's (name/seed)
+    scenario = smac.scenario
+    named = Scenario(scenario.configspace, name="named", output_directory=tmp_path / "n",
+                     deterministic=True, n_trials=scenario.n_trials, seed=0,
+                     min_budget=scenario.min_budget, max_budget=scenario.max_budget)
+    cls = type(intensifier)
+    facade = type(smac)
+    first = facade(named, None, intensifier=cls(named), logging_level=40)
+    for _ in range(2):
+        info = first.ask()
+        first.tell(info, TrialValue(cost=0.5))
+    directory = named.output_directory
+    (directory / "optimization.json").write_text('{"used_wall')  # killed during SMAC's write
+    again = facade(named, None, intensifier=cls(named), logging_level=40)  # SMAC can load it
+    assert again.runhistory.finished == 2
+    assert json.loads((directory / "optimization.json").read_text())["finished"] is False
