@@ -104,6 +104,27 @@ def _check_no_lost_trials(before: dict[str, Any], runhistory: dict[str, Any], n:
     assert running_at_kill <= finished  # re-submitted and finished after the restart
 
 
+ARMS = ["quad", "lin", "const"]  # the CASH arms of dask_driver.py
+
+
+def _successes(runhistory: dict[str, Any]) -> list[Counter[float]]:
+    """Per arm, the costs of the successful trials of the run history."""
+    out: list[Counter[float]] = [Counter() for _ in ARMS]
+    for config, entry in _trials(runhistory):
+        if entry["status"] == SUCCESS and math.isfinite(entry["cost"]):
+            out[ARMS.index(config["algorithm"])][entry["cost"]] += 1
+    return out
+
+
+def _credited(report: dict[str, Any]) -> list[Counter[float]]:
+    """Per arm, what the bandit took: observations and discarded burn-in results."""
+    policy = report["state"]["bandit"]["policy"]
+    out: list[Counter[float]] = [Counter() for _ in ARMS]
+    for arm, value in policy["history"] + policy["burn_discarded"]:
+        out[arm][value] += 1
+    return out
+
+
 def test_maxucb_with_tobit_models_on_dask_processes_survives_a_killed_driver(
     tmp_path: Path,
 ) -> None:
@@ -114,16 +135,8 @@ def test_maxucb_with_tobit_models_on_dask_processes_survives_a_killed_driver(
     trials = _trials(runhistory)
     assert len({json.dumps(c, sort_keys=True) for c, _ in trials}) == n  # never twice
     # every success credited exactly once, to the arm of its configuration
-    arms = ["quad", "lin", "const"]
-    successes: list[Counter[float]] = [Counter() for _ in arms]
-    for config, entry in trials:
-        if entry["status"] == 1 and math.isfinite(entry["cost"]):
-            successes[arms.index(config["algorithm"])][entry["cost"]] += 1
+    assert _credited(report) == _successes(runhistory)
     policy = report["state"]["bandit"]["policy"]
-    credited: list[Counter[float]] = [Counter() for _ in arms]
-    for arm, value in policy["history"] + policy["burn_discarded"]:
-        credited[arm][value] += 1
-    assert credited == successes
     assert policy["pending"] == [0, 0, 0] and policy["burn_pending"] == [0, 0, 0]
     assert sum(report["pulls"].values()) == n
     # the incumbent is the best configuration of the run history
@@ -176,6 +189,9 @@ def measure(mode: str, n_trials: int, after: int, out: Path) -> dict[str, Any]:
     report, runhistory = _finish(out, mode, n_trials)
     trials = [t for t in _trials(runhistory) if t[1]["status"] != RUNNING]
     keys = Counter((json.dumps(c, sort_keys=True), e["budget"]) for c, e in trials)
+    credited_right = None
+    if mode == "maxucb-tobit":
+        credited_right = _credited(report) == _successes(runhistory)
     top = max(e["budget"] or 0 for _, e in trials)
     at_top = [t for t in trials if (t[1]["budget"] or 0) == top]
     return {
@@ -186,6 +202,7 @@ def measure(mode: str, n_trials: int, after: int, out: Path) -> dict[str, Any]:
         "lost": runhistory["stats"]["submitted"] - runhistory["stats"]["finished"],
         "duplicates": sum(v - 1 for v in keys.values()),
         "incumbent_correct": report["incumbent"] == min(at_top, key=lambda t: t[1]["cost"])[0],
+        "credited_once_to_the_right_arm": credited_right,
         "restart_seconds": round(time.monotonic() - start, 1),
     }
 
