@@ -164,12 +164,28 @@ class IterativeDeepeningHyperbandIntensifier(AtomicSaveMixin, SuccessiveHalving)
         max_incumbents: as in SMAC's intensifiers (kept for the contract).
         seed: the intensifier's seed (default: ``scenario.seed``).
 
-    Example (the docstring of :func:`hyperband_trials` and ``examples/smac_idhb.py`` run):
-        >>> from smac import MultiFidelityFacade, Scenario                      # doctest: +SKIP
-        >>> scenario = Scenario(cs, name="run", deterministic=True, min_budget=1,
-        ...                     max_budget=9, n_trials=200)                     # doctest: +SKIP
-        >>> intensifier = IterativeDeepeningHyperbandIntensifier(scenario)     # doctest: +SKIP
-        >>> MultiFidelityFacade(scenario, train, intensifier=intensifier).optimize()  # doctest: +SKIP
+    Example (a run at ``max_budget=9``, then the same run continued at 27; real training in
+    ``examples/smac_idhb.py``):
+        >>> import tempfile
+        >>> from ConfigSpace import ConfigurationSpace
+        >>> from smac import HyperbandFacade, Scenario
+        >>> cs = ConfigurationSpace({"x": (0.0, 1.0)}, seed=0)
+        >>> def train(config, seed: int = 0, budget: float = 1.0) -> float:
+        ...     return (config["x"] - 0.3) ** 2 + 1.0 / budget
+        >>> out = tempfile.mkdtemp()
+        >>> def optimize(max_budget):
+        ...     scenario = Scenario(cs, name="doc", output_directory=out, deterministic=True,
+        ...                         min_budget=1, max_budget=max_budget, n_trials=100)
+        ...     intensifier = IterativeDeepeningHyperbandIntensifier(scenario)
+        ...     smac = HyperbandFacade(scenario, train, intensifier=intensifier, logging_level=40)
+        ...     smac.optimize()
+        ...     return smac, intensifier
+        >>> smac, intensifier = optimize(9)
+        >>> smac.runhistory.finished, intensifier.idhb.ledger.full_charge
+        (22, 78)
+        >>> smac, intensifier = optimize(27)      # continued: 47 new trials, nothing repeated
+        >>> smac.runhistory.finished, intensifier.idhb.ledger.full_charge
+        (69, 423)
     """
 
     def __init__(
