@@ -100,7 +100,7 @@ if TYPE_CHECKING:
     from optuna.study import Study
     from optuna.trial import FrozenTrial
 
-__all__ = ["ATTR_CLAIM", "Proposal", "Verdict", "Claimant", "claim", "judge", "holdings"]
+__all__ = ["ATTR_CLAIM", "Proposal", "Verdict", "Claimant", "HoldingsCache", "claim", "judge", "holdings"]
 
 #: the claim record of a trial: ``{"params": {...}, "state": "claimed" | "won" | "withdrawn"}``
 ATTR_CLAIM = "uvp:claim"
@@ -165,16 +165,47 @@ def holdings(t: FrozenTrial, key: KeyFn) -> tuple[set[Hashable], Hashable | None
     return held, undecided
 
 
+_SETTLED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
+
+
+class HoldingsCache:
+    """:func:`holdings` of finished trials, computed once per trial.
+
+    A finished trial (COMPLETE, PRUNED, FAIL) no longer changes its parameters or its claim
+    record (only the RUNNING claimant writes it), so what it holds is fixed; RUNNING and WAITING
+    trials are read every time. Without the cache every claim re-derived the keys of every
+    trial: quadratic in the study's size (at 1000 trials it was 85 % of the sampler's time).
+    One cache per study and key function (the caller keeps it; entries are per trial id).
+    """
+
+    def __init__(self) -> None:
+        self._settled: dict[tuple[int, int], tuple[set[Hashable], Hashable | None]] = {}
+
+    def holdings(self, t: FrozenTrial, key: KeyFn) -> tuple[set[Hashable], Hashable | None]:
+        if t.state not in _SETTLED:
+            return holdings(t, key)
+        ident = (t._trial_id, t.number)
+        hit = self._settled.get(ident)
+        if hit is None:
+            hit = self._settled[ident] = holdings(t, key)
+        return hit
+
+
 def judge(
-    trials: Iterable[FrozenTrial], me: FrozenTrial, claimed: Hashable, key: KeyFn
+    trials: Iterable[FrozenTrial],
+    me: FrozenTrial,
+    claimed: Hashable,
+    key: KeyFn,
+    cache: HoldingsCache | None = None,
 ) -> Verdict:
-    """The verdict on ``me``'s claim of ``claimed`` given a read of the study (module doc)."""
+    """The verdict on ``me``'s claim of ``claimed`` given a read of the study (module doc);
+    ``cache`` (optional) remembers what finished trials hold."""
     mine = (me.number, me._trial_id)
     verdict = Verdict.WIN
     for t in trials:
         if t._trial_id == me._trial_id:
             continue
-        held, undecided = holdings(t, key)
+        held, undecided = holdings(t, key) if cache is None else cache.holdings(t, key)
         if claimed in held:
             return Verdict.YIELD
         if undecided == claimed:
@@ -193,12 +224,20 @@ class Claimant:
         study_id: the study's id in it.
         trial: the claiming trial (its number and id are used).
         key: configuration key of a parameter mapping (same in every process).
+        cache: what finished trials hold (:class:`HoldingsCache`), kept by the caller across
+            claims of one study and key function; ``None``: recomputed at every check.
     """
 
     def __init__(
-        self, storage: BaseStorage, study_id: int, trial: FrozenTrial, key: KeyFn
+        self,
+        storage: BaseStorage,
+        study_id: int,
+        trial: FrozenTrial,
+        key: KeyFn,
+        cache: HoldingsCache | None = None,
     ) -> None:
         self.storage, self.study_id, self.trial, self.key = storage, study_id, trial, key
+        self.cache = cache
         self.proposal: Proposal | None = None
         self.claimed: Hashable | None = None
 
@@ -226,7 +265,7 @@ class Claimant:
         """Read the study back and judge the claim."""
         assert self.claimed is not None
         trials = self.storage.get_all_trials(self.study_id, deepcopy=False)
-        return judge(trials, self.trial, self.claimed, self.key)
+        return judge(trials, self.trial, self.claimed, self.key, self.cache)
 
     def win(self) -> dict[str, Any]:
         assert self.proposal is not None
@@ -245,6 +284,7 @@ def claim(
     *,
     wait: float = DEFAULT_WAIT,
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    cache: HoldingsCache | None = None,
 ) -> dict[str, Any]:
     """Claim a configuration for ``trial`` and return its parameters (see the module doc).
 
@@ -261,10 +301,11 @@ def claim(
             that are not a configuration of the space (such trials hold nothing).
         wait: seconds to wait for a later rival's decision before yielding (``> 0``).
         max_attempts: attempts before giving up exclusivity (``>= 1``).
+        cache: a :class:`HoldingsCache` kept across claims of this study and ``key``.
     """
     wait = check_float("wait", wait, 0.0, low_open=True)
     max_attempts = check_int("max_attempts", max_attempts, 1)
-    claimant = Claimant(study._storage, study._study_id, trial, key)
+    claimant = Claimant(study._storage, study._study_id, trial, key, cache)
     for _attempt in range(max_attempts):
         claimant.propose(choose())
         if claimant.decided:

@@ -21,8 +21,8 @@ from optuna.search_space import IntersectionSearchSpace, intersection_search_spa
 from optuna.study import StudyDirection
 from optuna.trial import TrialState
 
+from optuna_ext._claims import HoldingsCache, claim
 from optuna_ext._claims import Proposal as Claim
-from optuna_ext._claims import claim
 from optuna_ext._pruner import PredPruner
 from optuna_ext._space import OptunaSpace
 from uvp_plugins.adacent.guidance import Guidance
@@ -361,6 +361,15 @@ class EnhancedAdaCentSampler(BaseSampler):
             cache[key] = entry
         return entry
 
+    def _holdings(self, study: Study, osp: OptunaSpace) -> HoldingsCache | None:
+        """What the study's finished trials hold, per relative search space (the claim key
+        depends on it)."""
+        cache = self._study_cache(study)
+        if cache is None:
+            return None
+        found: HoldingsCache = cache.setdefault(("holdings", osp.key()), HoldingsCache())
+        return found
+
     # ---------------------------------------------------------------- trials
     def _center_params(self, t: FrozenTrial, osp: OptunaSpace) -> dict[str, Any] | None:
         merged: dict[str, Any] = {}
@@ -478,7 +487,7 @@ class EnhancedAdaCentSampler(BaseSampler):
         # write the choice, read the study back, keep it or choose again (optuna_ext._claims):
         # no two trials hold one configuration while a free one exists, on every storage
         with self._lock:
-            return claim(study, trial, choose, key=osp.params_key)
+            return claim(study, trial, choose, key=osp.params_key, cache=self._holdings(study, osp))
 
     def sample_independent(
         self,
