@@ -20,9 +20,10 @@ from typing import Any
 from raytune_ext._scheduler import (
     STATE_FILE_NAME,
     IterativeDeepeningHyperBandScheduler,
-    deepening_ladder,
-    load_state_params,
+    load_saved_state,
 )
+from uvp_plugins.hyperband import deepening_ladder
+from uvp_plugins.validation import check_int
 
 __all__ = ["resume_with_larger_budget", "scheduler_for_resume"]
 
@@ -45,11 +46,12 @@ def scheduler_for_resume(
             f"no IterativeDeepeningHyperBandScheduler state at {state}: experiment_path must be "
             f"the directory of an experiment run with that scheduler (or pass state_path=)"
         )
-    params = load_state_params(state)
+    params = load_saved_state(state)
     eta = int(params["reduction_factor"])
     saved = [int(v) for v in params["ladder"]]
     level = int(params["level"])
-    requested = [int(max_t)] if isinstance(max_t, int) else [int(v) for v in max_t]
+    values = [max_t] if not isinstance(max_t, Sequence) or isinstance(max_t, str) else max_t
+    requested = [check_int("max_t", v, low=1) for v in values]
     if not requested or max(requested) < saved[level]:
         raise ValueError(
             f"max_t={max_t!r} is below the saved experiment's current R={saved[level]}; "
@@ -57,7 +59,11 @@ def scheduler_for_resume(
         )
     # Validate here: an exception inside Ray's resume would make Ray restart the experiment.
     deepening_ladder(
-        saved[level:] + [v for v in requested if v > saved[-1]], eta, start=saved[level]
+        saved[level:] + [v for v in requested if v > saved[-1]],
+        eta,
+        start=saved[level],
+        name="max_t",
+        eta_name="reduction_factor",
     )
     return IterativeDeepeningHyperBandScheduler(
         time_attr=params["time_attr"],

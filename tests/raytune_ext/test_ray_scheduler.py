@@ -153,14 +153,19 @@ def test_missing_metric_and_mode_are_clear_errors(ray_cluster: str, tmp_path, mo
     [
         ({"max_t": 2, "reduction_factor": 3}, ValueError, "max_t must be >= reduction_factor=3"),
         ({"reduction_factor": 1}, ValueError, "reduction_factor must be an int >= 2"),
-        ({"reduction_factor": 2.5}, ValueError, "reduction_factor must be an int >= 2"),
+        ({"reduction_factor": 2.5}, TypeError, "reduction_factor must be an int >= 2"),
+        ({"reduction_factor": float("nan")}, TypeError, "reduction_factor must be an int >= 2"),
+        ({"max_t": float("nan")}, TypeError, "max_t must be an int >= 1, got nan"),
+        ({"seed": -1}, ValueError, "seed must be an int >= 0, got -1"),
+        ({"seed": 1.5}, TypeError, "seed must be an int >= 0"),
+        ({"fsync": "yes"}, TypeError, "fsync must be a bool"),
         ({"reduction_factor": "3"}, TypeError, "reduction_factor must be an int >= 2"),
         ({"variant": "fast"}, ValueError, "variant must be one of"),
         ({"max_t": [9, 18], "reduction_factor": 3}, ValueError, "powers of reduction_factor=3"),
         ({"max_t": [9, 9], "reduction_factor": 3}, ValueError, "powers of reduction_factor=3"),
         ({"max_t": []}, ValueError, "max_t must not be empty"),
-        ({"max_t": 9.5}, TypeError, "max_t values must be ints"),
-        ({"mode": "up"}, ValueError, "mode must be 'min' or 'max'"),
+        ({"max_t": 9.5}, TypeError, "max_t must be an int >= 1, got 9.5"),
+        ({"mode": "up"}, ValueError, "mode must be one of 'min', 'max'; got 'up'"),
         ({"min_t": 0}, ValueError, "min_t must be an int >= 1"),
         (
             {"max_t": 20, "min_t": 10},
@@ -175,9 +180,9 @@ def test_bad_input_is_refused_at_construction(kwargs, error, match) -> None:
         IterativeDeepeningHyperBandScheduler(**kwargs)
 
 
-def test_deepening_ladder_inserts_intermediate_levels() -> None:
+def test_num_samples_needed_is_one_hyperband_at_the_final_budget() -> None:
     sched = IterativeDeepeningHyperBandScheduler(max_t=[9, 81], reduction_factor=3)
-    assert sched.max_t_ladder == [9, 27, 81]
+    assert sched.max_t_ladder == [9, 27, 81]  # the core's deepening_ladder
     # one Hyperband at R=16, eta=2: n_s = ceil(5 * 2**s / (s + 1)) for s = 4..0
     assert (
         IterativeDeepeningHyperBandScheduler.num_samples_needed([4, 16], 2) == 16 + 10 + 7 + 5 + 5
