@@ -48,6 +48,7 @@ import json
 import mmap
 import os
 import tempfile
+import time
 from typing import Any
 
 __all__ = ["Journal", "JournalError", "jsonable"]
@@ -122,6 +123,22 @@ class Journal:
                 raise JournalError(f"{log}, line {number}: not a JSON array")
             records.append(record)
         return records
+
+    def set_aside(self) -> str:
+        """Rename the snapshot and its logs to ``<name>.replaced-<UTC time>[.logN]`` (an
+        earlier experiment's state a new experiment must not continue); returns the new
+        snapshot name."""
+        self.close()
+        stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+        target = f"{self.path}.replaced-{stamp}"
+        directory, base = os.path.split(self.path)
+        for name in os.listdir(directory):
+            if name == base or (name.startswith(base + ".log") and name[len(base) + 4 :].isdigit()):
+                suffix = name[len(base) :]
+                os.replace(os.path.join(directory, name), target + suffix)
+        self._generation = 0
+        self.n_records = 0
+        return target
 
     # ------------------------------------------------------------------ writing
     def write_snapshot(self, state: dict[str, Any]) -> None:

@@ -248,12 +248,6 @@ class RunState:
         if state.get("version") not in _READABLE_VERSIONS:
             raise ValueError(f"unsupported IDHB scheduler state version in {where}")
         params = state["params"]
-        for key, value in expected.items():
-            if params[key] != value:
-                raise ValueError(
-                    f"{key}={value!r} differs from the saved experiment's {key}="
-                    f"{params[key]!r} ({where}); use the same value to continue it"
-                )
         run = cls(
             IterativeDeepeningHyperband.from_state_dict(state["core"]),
             [int(v) for v in state["ladder"]],
@@ -281,7 +275,29 @@ class RunState:
             run._complete_logged_rungs()
         finally:
             run.journal = journaling
+        run.check_params(expected)
         return run
+
+    def check_params(self, expected: Mapping[str, Any]) -> None:
+        """Raise a ``ValueError`` naming the first saved parameter that differs from
+        ``expected`` (a run continues only with the parameters it was started with)."""
+        where = self.journal.path if self.journal is not None else "the saved state"
+        for key, value in expected.items():
+            if self.params[key] != value:
+                raise ValueError(
+                    f"{key}={value!r} differs from the saved experiment's {key}="
+                    f"{self.params[key]!r} ({where}); use the same value to continue it"
+                )
+
+    def knows(self, tid: str) -> bool:
+        """``tid`` is a trial of this state (a configuration of the core, or one that reported
+        or left)."""
+        if tid in self.seen or tid in self.dead:
+            return True
+        return any(
+            isinstance(cfg, Mapping) and cfg.get("trial_id") == tid
+            for cfg in self.hb.configs.values()
+        )
 
     def _replay(self, record: list[Any]) -> None:
         hb = self.hb

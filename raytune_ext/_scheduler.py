@@ -487,7 +487,7 @@ class IterativeDeepeningHyperBandScheduler(TrialScheduler):
     def restore(self, checkpoint_path: str) -> None:
         """Load a state written by :meth:`save` or kept in an experiment (before any trial was
         added). The state stays in memory: the journal is not written."""
-        run = self._load(Journal(checkpoint_path))
+        run = self._continue(RunState.load(Journal(checkpoint_path), {}))
         run.journal = None
         self._run = run
 
@@ -514,10 +514,26 @@ class IterativeDeepeningHyperBandScheduler(TrialScheduler):
         if self._state_path is None:
             self._state_path = _default_state_path(trial)
         journal = Journal(self._state_path, fsync=self._fsync) if self._state_path else None
+        run = None
         if journal is not None and journal.exists():
-            run = self._load(journal)
-            logger.info("IDHB scheduler continues from %s", self._state_path)
-        else:
+            saved = RunState.load(journal, {})
+            if saved.knows(trial.trial_id):
+                # A resumed experiment (Ray re-adds the saved trials first): continue it.
+                run = self._continue(saved)
+                logger.info("IDHB scheduler continues from %s", self._state_path)
+            else:
+                # A new experiment run in the directory of an earlier one (same name and
+                # storage_path, no resume): it starts afresh; the old state is kept aside.
+                kept = journal.set_aside()
+                logger.warning(
+                    "%s holds the ID-HB state of an earlier experiment whose trials are not in "
+                    "this run: starting a new ID-HB run (the old state is kept as %s; to "
+                    "continue that experiment, resume it with resume_with_larger_budget or "
+                    "Tuner.restore)",
+                    os.path.dirname(journal.path),
+                    kept,
+                )
+        if run is None:
             hb = IterativeDeepeningHyperband(
                 max_budget=self._requested_max_t[0],
                 eta=self._eta,
@@ -531,12 +547,12 @@ class IterativeDeepeningHyperBandScheduler(TrialScheduler):
         self._run = run
         return run
 
-    def _load(self, journal: Journal) -> RunState:
+    def _continue(self, run: RunState) -> RunState:
         """Continue a saved state: its levels, then the larger ``max_t`` asked for here."""
         params = self._params()
-        expected = {k: params[k] for k in ("time_attr", "metric", "mode", "reduction_factor")}
-        expected["variant"] = params["variant"]
-        run = RunState.load(journal, expected)
+        run.check_params(
+            {k: params[k] for k in ("time_attr", "metric", "mode", "reduction_factor", "variant")}
+        )
         saved = run.ladder
         targets = saved[run.level :] + [v for v in self._requested_max_t if v > saved[-1]]
         run.ladder = _ladder(targets, self._eta, start=saved[run.level])

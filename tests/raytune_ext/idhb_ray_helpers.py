@@ -14,6 +14,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+import ray
 from ray import tune
 from ray.tune import Checkpoint
 
@@ -48,13 +49,14 @@ grid = stress_grid
 
 
 def make_trainable(
-    fail_x: Iterable[float] = (), fail_from: int = 2, step: int = 1
+    fail_x: Iterable[float] = (), fail_from: int = 2, step: int = 1, checkpoints: bool = True
 ) -> Callable[[dict], None]:
     """A function trainable reporting ``loss`` per iteration with a checkpoint every iteration.
 
-    Reports ``first`` (the first iteration this actor trained, > 1 after a restore), ``it`` and
-    ``step = it * step``. Configurations with ``x`` in ``fail_x`` raise at iteration
-    ``fail_from``. Nested so that Ray pickles it by value.
+    Reports ``first`` (the first iteration this actor trained, > 1 after a restore), ``it``,
+    ``step = it * step`` and ``node`` (the Ray node it runs on). Configurations with ``x`` in
+    ``fail_x`` raise at iteration ``fail_from``. ``checkpoints=False``: reports no checkpoint (a
+    paused trial then starts again from iteration 1). Nested so that Ray pickles it by value.
     """
     failing = {round(float(v), 9) for v in fail_x}
 
@@ -68,13 +70,20 @@ def make_trainable(
         for it in range(start + 1, 10_000):
             if round(x, 9) in failing and it >= fail_from:
                 raise RuntimeError(f"trial with x={x} fails at iteration {it}")
+            metrics = {
+                "loss": loss_of(x, it),
+                "first": start + 1,
+                "it": it,
+                "step": it * step,
+                "node": ray.get_runtime_context().get_node_id(),
+            }
+            if not checkpoints:
+                tune.report(metrics)
+                continue
             with tempfile.TemporaryDirectory() as d:
                 with open(os.path.join(d, "state.json"), "w") as fh:
                     json.dump({"it": it}, fh)
-                tune.report(
-                    {"loss": loss_of(x, it), "first": start + 1, "it": it, "step": it * step},
-                    checkpoint=Checkpoint.from_directory(d),
-                )
+                tune.report(metrics, checkpoint=Checkpoint.from_directory(d))
 
     return trainable
 
@@ -116,3 +125,49 @@ def ray_x_order(
     """x of the Ray core's configurations in config-id order (empty slots skipped), and a mapper
     from the Ray core's configs ({"trial_id": ...}) to x."""
     return ray_config_order(hb, trials, lambda t: float(t.config["x"]))
+
+
+def run_and_summarise(max_t: Sequence[int], storage: str, name: str) -> dict[str, Any]:
+    """One ID-HB experiment on the connected Ray cluster (one CPU per trial) over ``grid(n)``,
+    summarised as plain data: every evaluation of the core as ``[x, rung, value]``, its ledger
+    and incumbent, the Ray nodes each configuration trained on, the number of results."""
+    from raytune_ext import IterativeDeepeningHyperBandScheduler
+
+    n = IterativeDeepeningHyperBandScheduler.num_samples_needed(list(max_t), 3)
+    sched = IterativeDeepeningHyperBandScheduler(
+        metric="loss", mode="min", max_t=list(max_t), reduction_factor=3
+    )
+    rec = Recorder()
+    placed: dict[str, set[str]] = {}
+
+    class NodeLog(tune.Callback):
+        def on_trial_result(
+            self, iteration: int, trials: list, trial: Any, result: dict, **info: Any
+        ) -> None:
+            placed.setdefault(trial.trial_id, set()).add(result["node"])
+
+    analysis = tune.run(
+        make_trainable(),
+        config={"x": tune.grid_search(grid(n))},
+        scheduler=sched,
+        storage_path=storage,
+        name=name,
+        verbose=0,
+        reuse_actors=True,
+        resources_per_trial={"cpu": 1},
+        callbacks=[rec, NodeLog()],
+    )
+    hb = sched.core
+    assert hb is not None and hb.incumbent is not None
+    x_of = {t.trial_id: float(t.config["x"]) for t in analysis.trials}
+    return {
+        "finished": sched.finished,
+        "evaluations": sorted(
+            [x_of[hb.config(cid)["trial_id"]], rung, v] for (cid, rung), v in hb.results.items()
+        ),
+        "ledger": hb.ledger.to_dict(),
+        "incumbent_x": x_of[hb.incumbent.config["trial_id"]],
+        "trial_nodes": {str(x_of[tid]): sorted(nodes) for tid, nodes in placed.items()},
+        "results": len(rec.rows),
+        "statuses": sorted({t.status for t in analysis.trials}),
+    }

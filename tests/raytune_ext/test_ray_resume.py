@@ -4,7 +4,6 @@ continue from their checkpoints."""
 
 from __future__ import annotations
 
-import json
 import os
 
 import pytest
@@ -17,6 +16,8 @@ from raytune_ext import (
     resume_with_larger_budget,
     scheduler_for_resume,
 )
+from raytune_ext._journal import Journal
+from raytune_ext._run_state import RunState
 from uvp_plugins.bench.stress_ray import ray_kill_resume
 from uvp_plugins.hyperband import IterativeDeepeningHyperband
 
@@ -91,9 +92,8 @@ def test_resume_finished_run_with_larger_budget(ray_cluster: str, tmp_path) -> N
 
 
 def saved_state(path: str) -> dict:
-    """The scheduler's state: its snapshot, compacted at the end of every run."""
-    with open(os.path.join(path, STATE_FILE_NAME)) as fh:
-        return json.load(fh)
+    """The scheduler's state kept in the experiment: its snapshot plus the journal after it."""
+    return RunState.load(Journal(os.path.join(path, STATE_FILE_NAME)), {}).state_dict()
 
 
 @pytest.mark.parametrize(
@@ -131,3 +131,33 @@ def test_killed_driver_then_resume_equals_the_uninterrupted_run(
     assert out["restarts_from_zero"] == 0, out
     assert out["epochs_redone"] == 0, out
     assert out["epochs_executed"] == out["epochs_reference"], out
+
+
+def test_new_experiment_in_an_old_directory_starts_afresh(ray_cluster: str, tmp_path) -> None:
+    """Running the same script twice (same name and storage_path, no resume) is a new
+    experiment: it must not continue the first one's ID-HB state (whose trials it does not
+    have); the old state is kept aside."""
+    n = IterativeDeepeningHyperBandScheduler.num_samples_needed(3, 3)
+    runs = []
+    for _ in range(2):
+        sched = IterativeDeepeningHyperBandScheduler(
+            metric="loss", mode="min", max_t=3, reduction_factor=3
+        )
+        analysis = tune.run(
+            make_trainable(),
+            config={"x": tune.grid_search(grid(n))},
+            scheduler=sched,
+            storage_path=str(tmp_path),
+            name="again",
+            verbose=0,
+            reuse_actors=True,
+        )
+        runs.append((sched, analysis))
+    for sched, analysis in runs:
+        hb = sched.core
+        assert sched.finished and hb.ledger.n_failures == 0
+        xs, x_of = ray_x_order(hb, analysis.trials)
+        assert evaluations(hb, x_of) == evaluations(replay(xs, [3], 3, "efficient"), lambda c: c["x"])
+    path = runs[1][1].experiment_path
+    assert any(name.startswith(STATE_FILE_NAME + ".replaced-") for name in os.listdir(path))
+    assert saved_state(path)["done"]

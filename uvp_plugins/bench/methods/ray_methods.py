@@ -64,8 +64,9 @@ def quiet_local_ray(num_cpus: int = 2) -> Iterator[bool]:
     """Quiet Ray for the ``with`` block; starts a local cluster if none is running.
 
     Sets :data:`QUIET_TUNE_ENV` and the ``ray`` / ``ray.tune`` loggers to ERROR, starts
-    ``ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)`` when Ray is not
-    initialised (shut down at exit), and restores the environment and the logger levels at exit.
+    ``ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)`` on 127.0.0.1
+    only when Ray is not initialised (shut down at exit), and restores the environment and the
+    logger levels at exit.
     Yields whether it started the cluster. Errors (failed trials, Ray errors) stay visible.
     """
     import ray
@@ -77,6 +78,7 @@ def quiet_local_ray(num_cpus: int = 2) -> Iterator[bool]:
     os.environ.update(QUIET_TUNE_ENV)
     try:
         if not ray.is_initialized():
+            _loopback_only()
             ray.init(
                 num_cpus=num_cpus,
                 include_dashboard=False,
@@ -99,6 +101,16 @@ def quiet_local_ray(num_cpus: int = 2) -> Iterator[bool]:
                     os.environ.pop(k, None)
                 else:
                     os.environ[k] = v
+
+
+def _loopback_only() -> None:
+    """Make the local cluster bind and advertise 127.0.0.1 only: Ray's single-machine mode
+    (``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``, its default on macOS/Windows). Ray reads the
+    variable when it is imported; if it already was, the constant it derived is set alike."""
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    from ray._private import ray_constants
+
+    ray_constants.ENABLE_RAY_CLUSTER = False
 
 
 def problem_trainable(
