@@ -8,6 +8,13 @@ Checked on Ray 2.60. Each function says which Ray behaviour it completes:
   ``tune.run`` / ``Tuner.fit`` it reads every trial's directory, so a trial that never started made
   ``Tuner.fit()`` crash (``RuntimeError: Should not access `trial_fs_path` without setting
   `trial_dir_name```) and ``tune.run`` warn "Failed to fetch metrics" once per such trial.
+* :func:`publish_result_logs` — before a paused trial restarts, its result logs (``result.json``,
+  ``progress.csv``, written by the driver into its staging directory and uploaded by Ray every
+  few seconds) are uploaded to the experiment directory. When a trial restarts, Ray's JSON and CSV
+  loggers replace the staging copy by the experiment directory's copy; between two uploads that
+  copy is older (or missing: "Remote file not found: .../result.json"), and the rows reported in
+  between were lost from Ray's per-trial history (14 of 49 trials of an ID-HB run at R = 27 lost
+  rows, any scheduler that pauses trials is affected).
 * :func:`restore_progress` — after a driver was killed, Ray's own view of a trial (its last result
   and latest checkpoint, in the experiment snapshot Ray writes every few seconds) can be older
   than what the scheduler logged with every result. The trial is brought up to the scheduler's
@@ -24,9 +31,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ray.tune.experiment import Trial
-from ray.tune.result import EXPR_RESULT_FILE
+from ray.tune.result import EXPR_PROGRESS_FILE, EXPR_RESULT_FILE
 
-__all__ = ["prepare_held_trial", "restore_progress", "checkpoint_index"]
+__all__ = ["prepare_held_trial", "publish_result_logs", "restore_progress", "checkpoint_index"]
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +64,34 @@ def prepare_held_trial(trial: Trial) -> None:
     if not os.path.exists(result_file):
         with open(result_file, "a", encoding="utf-8"):
             pass
+
+
+def publish_result_logs(trial: Trial) -> None:
+    """Upload ``trial``'s result logs from the driver's staging directory to the experiment
+    directory, where they are at least as long there (a resumed experiment's fresh staging
+    directory never replaces the stored history)."""
+    import pyarrow.fs
+
+    storage = trial.storage
+    if storage is None or not storage.trial_dir_name:
+        return
+    local_dir = trial.local_path
+    if not local_dir:
+        return
+    fs = storage.storage_filesystem
+    for name in (EXPR_RESULT_FILE, EXPR_PROGRESS_FILE):
+        local = os.path.join(local_dir, name)
+        try:
+            size = os.path.getsize(local)
+        except OSError:
+            continue
+        remote = os.path.join(storage.trial_fs_path, name)
+        if os.path.abspath(local) == os.path.abspath(remote):
+            continue
+        info = fs.get_file_info(remote)
+        if info.type != pyarrow.fs.FileType.NotFound and (info.size or 0) > size:
+            continue
+        pyarrow.fs.copy_files(local, remote, destination_filesystem=fs)
 
 
 def _exists(fs: Any, path: str) -> bool:

@@ -91,8 +91,8 @@ def resume_with_larger_budget(
 
     Built on ``ray.tune.run(trainable, name=..., storage_path=..., scheduler=new_scheduler,
     resume_config=ResumeConfig(finished=RESUME, unfinished=RESUME, errored=SKIP))``. Works after
-    a finished run and after a driver that was killed mid-run (the scheduler state file is
-    written after every decision). New configurations needed by the deeper brackets come from
+    a finished run and after a driver that was killed mid-run (the scheduler journals every
+    result and decision as it happens). New configurations needed by the deeper brackets come from
     trials the first run created but never started: run the first experiment with
     ``num_samples >= IterativeDeepeningHyperBandScheduler.num_samples_needed(final_max_t, eta)``.
 
@@ -106,7 +106,7 @@ def resume_with_larger_budget(
         state_path: the scheduler's state file if the first run passed one.
         resume_errored: also resume trials that errored (default: they stay errored).
         **run_kwargs: passed to ``tune.run`` (e.g. ``resources_per_trial``, ``callbacks``,
-            ``verbose``, ``reuse_actors``, ``raise_on_failed_trial``).
+            ``verbose`` (default 0), ``reuse_actors`` (default True), ``raise_on_failed_trial``).
 
     Returns:
         The ``ExperimentAnalysis`` of ``tune.run``.
@@ -125,6 +125,7 @@ def resume_with_larger_budget(
         finished=resume, unfinished=resume, errored=resume if resume_errored else skip
     )
     run_kwargs.setdefault("verbose", 0)
+    run_kwargs.setdefault("reuse_actors", True)
     return tune.run(
         trainable,
         name=os.path.basename(path),

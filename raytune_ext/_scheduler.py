@@ -29,7 +29,7 @@ from ray.tune.result import DEBUG_METRICS, DEFAULT_METRIC
 from ray.tune.schedulers.trial_scheduler import TrialScheduler
 
 from raytune_ext._journal import Journal
-from raytune_ext._ray_trials import prepare_held_trial, restore_progress
+from raytune_ext._ray_trials import prepare_held_trial, publish_result_logs, restore_progress
 from raytune_ext._run_state import RunState
 from uvp_plugins.hyperband import (
     VARIANTS,
@@ -436,6 +436,10 @@ class IterativeDeepeningHyperBandScheduler(TrialScheduler):
                 continue
             if trial.status == Trial.PAUSED:
                 self._starting.add(tid)
+                if trial.checkpoint is not None:
+                    # Ray's loggers replace the trial's result logs by the stored copy when it
+                    # restarts: make that copy current (see _ray_trials.publish_result_logs).
+                    publish_result_logs(trial)
                 return trial
         return None
 
