@@ -102,13 +102,17 @@ class RunState:
             self._line(f'["n",{self._quoted_id(tid)},{job.job_id}]')
         return job
 
-    def tell(self, job: Job, value: float) -> None:
-        self.hb.tell(job, value)
+    def tell(self, job: Job, value: float) -> bool:
+        """The core's ``tell``; returns whether a rung or bracket was completed."""
+        advanced = self.hb.tell(job, value)
         self._line(f'["t",{job.job_id},{_number(value)}]')
+        return advanced
 
-    def fail(self, job: Job) -> None:
-        self.hb.fail(job)
+    def fail(self, job: Job) -> bool:
+        """The core's ``fail``; returns whether a rung or bracket was completed."""
+        advanced = self.hb.fail(job)
         self._line(f'["f",{job.job_id}]')
+        return advanced
 
     def deepen(self) -> None:
         self.hb.deepen()
@@ -155,7 +159,7 @@ class RunState:
         if self._lines:
             self._lines.append(line)
         else:
-            journal.append_line(line)
+            journal.append_line(line + "\n")
             if journal.n_records >= COMPACT_EVERY:
                 self.snapshot()
 

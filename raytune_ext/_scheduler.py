@@ -370,11 +370,9 @@ class IterativeDeepeningHyperBandScheduler(TrialScheduler):
         run.result_seen(tid, now, result.get("checkpoint_dir_name"), metrics)
         del self._jobs[tid]
         value = self._metric_value(tid, now, result)
-        if value is None:
-            run.fail(job)
-        else:
-            run.tell(job, value)
-        self._pump(tune_controller)
+        advanced = run.fail(job) if value is None else run.tell(job, value)
+        if advanced:  # otherwise no job can be ready and the run cannot have finished
+            self._pump(tune_controller)
         if tid in self._jobs:  # promoted right away: keeps running from where it is
             self._queue.pop(tid, None)
             return TrialScheduler.CONTINUE

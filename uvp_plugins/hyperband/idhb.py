@@ -305,8 +305,12 @@ class IterativeDeepeningHyperband:
             total += b.free_slots if b.opened else b.n_target
         return total
 
-    def tell(self, job: Job | int, value: float) -> None:
-        """Record the result of a pending job; completes rungs and promotes when possible."""
+    def tell(self, job: Job | int, value: float) -> bool:
+        """Record the result of a pending job; completes rungs and promotes when possible.
+
+        Returns whether a rung or a bracket was completed: only then can :meth:`ask_existing`
+        hand out new jobs or :attr:`finished` change (event-driven adapters skip asking
+        otherwise)."""
         j = self._pop_pending(job)
         v = float(value)
         if math.isnan(v):
@@ -318,16 +322,17 @@ class IterativeDeepeningHyperband:
         self._results[(j.config_id, j.rung)] = (v, j.budget)
         self.ledger.charge(j.budget, self._top_budget.get(j.config_id, 0))
         self._top_budget[j.config_id] = max(self._top_budget.get(j.config_id, 0), j.budget)
-        self._advance(self._brackets[j.bracket])
+        return self._advance(self._brackets[j.bracket])
 
-    def fail(self, job: Job | int) -> None:
+    def fail(self, job: Job | int) -> bool:
         """A pending job errored or was removed: its configuration leaves the bracket for good
-        (never promoted nor evaluated again, not replaced); the rung completes without it."""
+        (never promoted nor evaluated again, not replaced); the rung completes without it.
+        Returns whether a rung or a bracket was completed (as :meth:`tell`)."""
         j = self._pop_pending(job)
         b = self._brackets[j.bracket]
         b.failed.add(j.config_id)
         self.ledger.n_failures += 1
-        self._advance(b)
+        return self._advance(b)
 
     # ------------------------------------------------------------ offline use
     def run(self, sample: Sampler, evaluate: Evaluator) -> Incumbent | None:
@@ -519,20 +524,24 @@ class IterativeDeepeningHyperband:
         b.settled_from = c
         return c == len(members)
 
-    def _advance(self, b: BracketState) -> None:
-        """Complete rungs and promote (Successive Halving, variant rule) while possible."""
+    def _advance(self, b: BracketState) -> bool:
+        """Complete rungs and promote (Successive Halving, variant rule) while possible;
+        returns whether a rung (or the bracket) was completed."""
+        advanced = False
         while b.opened and not b.done:
             i = b.rung
             if b.free_slots > 0:
-                return
+                return advanced
             if not self._rung_settled(b):
-                return
+                return advanced
             if i == b.s:
                 b.done = True
-                return
+                return True
             k = b.n_target // self.eta ** (i + 1)
             promoted = self._promote(b, i, k)
             b.enter_rung(sorted(promoted, key=lambda c: self._where[c][1]))
+            advanced = True
+        return advanced
 
     def _promote(self, b: BracketState, i: int, k: int) -> list[int]:
         def ok(c: int) -> bool:
