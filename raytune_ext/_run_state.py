@@ -17,7 +17,11 @@ Records (JSON arrays, one per line):
   (those Ray's analysis needs: user metrics, ``training_iteration``, ``time_total_s``...);
 * ``["e", job]`` / ``["n", trial, job]`` — the core's ``ask_existing`` / ``ask_new``;
 * ``["t", job, value]`` / ``["f", job]`` — the core's ``tell`` / ``fail``;
-* ``["d"]`` deepen, ``["z"]`` the last level is done, ``["x", trial]`` a trial left for good.
+* ``["d"]`` deepen, ``["z"]`` the last level is done, ``["x", trial]`` a trial left for good;
+* ``["a", trial]`` — Ray added a trial for the first time. The order of these records is the
+  order in which new configurations are taken from the trials; a resumed experiment keeps it
+  (Ray re-adds restored trials in another order), so that it makes the decisions of the run that
+  was never interrupted.
 """
 
 from __future__ import annotations
@@ -81,6 +85,8 @@ class RunState:
         self.time_attr = str(params["time_attr"])
         self.metric = params["metric"]
         self.dead: set[str] = set()
+        self.added: list[str] = []  # trial ids in the order Ray first added them
+        self.order: dict[str, int] = {}  # trial id -> its index in ``added``
         self.progress: dict[str, float] = {}  # trial -> last time_attr reported
         # trial -> [latest checkpoint, t, training_iteration, metrics of the last rung result]
         self.seen: dict[str, list[Any]] = {}
@@ -122,6 +128,15 @@ class RunState:
     def finish(self) -> None:
         self.done = True
         self._log(["z"])
+
+    def add_trial(self, tid: str) -> int:
+        """Register a trial Ray added; returns its place in the order of first additions."""
+        index = self.order.get(tid)
+        if index is None:
+            index = self.order[tid] = len(self.added)
+            self.added.append(tid)
+            self._line(f'["a",{self._quoted_id(tid)}]')
+        return index
 
     def mark_dead(self, tid: str) -> None:
         if tid not in self.dead:
@@ -237,6 +252,7 @@ class RunState:
             "done": self.done,
             "core": self.hb.state_dict(),
             "dead": sorted(self.dead),
+            "added": self.added,
             "progress": self.progress,
             "consumed": self.consumed,
             "seen": self.seen,
@@ -261,6 +277,9 @@ class RunState:
         run.level = int(state["level"])
         run.done = bool(state["done"])
         run.dead = set(state["dead"])
+        for tid in state.get("added", []):
+            run.order[tid] = len(run.added)
+            run.added.append(tid)
         run.progress = {k: float(v) for k, v in state["progress"].items()}
         run.consumed = float(state["consumed"])
         for tid, seen in state.get("seen", {}).items():
@@ -294,9 +313,9 @@ class RunState:
                 )
 
     def knows(self, tid: str) -> bool:
-        """``tid`` is a trial of this state (a configuration of the core, or one that reported
-        or left)."""
-        if tid in self.seen or tid in self.dead:
+        """``tid`` is a trial of this state (added, a configuration of the core, reported or
+        left)."""
+        if tid in self.order or tid in self.seen or tid in self.dead:
             return True
         return any(
             isinstance(cfg, Mapping) and cfg.get("trial_id") == tid
@@ -324,6 +343,8 @@ class RunState:
             hb.fail(int(record[1]))
         elif kind == "x":
             self.dead.add(record[1])
+        elif kind == "a":
+            self.add_trial(record[1])
         elif kind == "d":
             hb.deepen()
             self.level += 1

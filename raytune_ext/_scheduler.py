@@ -210,7 +210,8 @@ class IterativeDeepeningHyperBandScheduler(TrialScheduler):
 
         self._run: RunState | None = None  # the durable state, from the first trial on
         self._trials: dict[str, Trial] = {}  # trial_id -> live Trial object
-        self._free: dict[str, None] = {}  # trial ids not yet given to the core, in add order
+        self._free: dict[str, None] = {}  # present trials not yet given to the core
+        self._next_new = 0  # index into the run's order of first additions: next new config
         self._used: set[str] = set()  # trial ids the core holds as configurations
         self._jobs: dict[str, Job] = {}  # trial_id -> the core job it runs
         self._orphans: dict[str, Job] = {}  # pending jobs of trials Ray has not re-added yet
@@ -320,10 +321,11 @@ class IterativeDeepeningHyperBandScheduler(TrialScheduler):
             # returns it (it then restores from its checkpoint, if any).
             trial.set_status(Trial.PAUSED)
             prepare_held_trial(trial)
+        run.add_trial(tid)
         if tid in self._orphans:
             self._jobs[tid] = self._orphans.pop(tid)
             self._queue[tid] = None
-        elif tid not in self._used and tid not in self._free:
+        elif tid not in self._used:
             self._free[tid] = None
         self._pump(tune_controller, adding=True)
 
@@ -664,8 +666,10 @@ class IterativeDeepeningHyperBandScheduler(TrialScheduler):
                 self._route(job)
                 continue
             free_slots = hb.free_slots
-            if free_slots and self._free:
-                tid = next(iter(self._free))
+            tid = self._next_free(adding or not self._search_finished(tune_controller)) if (
+                free_slots and self._free
+            ) else None
+            if tid is not None:
                 del self._free[tid]
                 self._used.add(tid)
                 job = run.ask_new(tid)
@@ -703,6 +707,28 @@ class IterativeDeepeningHyperBandScheduler(TrialScheduler):
                     continue
                 run.finish()
             break
+
+    def _next_free(self, more_may_come: bool) -> str | None:
+        """The trial that takes the next new configuration: the first trial, in the order Ray
+        first added them, that the core does not hold yet. In a resumed experiment Ray re-adds
+        the trials in another order; while trials may still come (``more_may_come``) the
+        scheduler waits for the next one in the original order, so the resumed run assigns the
+        configurations as the uninterrupted run did. A trial Ray does not bring back is
+        skipped."""
+        run = self._run
+        assert run is not None
+        added = run.added
+        while self._next_new < len(added):
+            tid = added[self._next_new]
+            if tid in self._free:
+                return tid
+            if tid in self._used or tid in run.dead or tid in self._trials or not more_may_come:
+                # taken, gone, present but unable to run (restored as finished or errored), or
+                # not brought back by Ray
+                self._next_new += 1
+                continue
+            return None  # not re-added yet: wait for it
+        return None
 
     def _stop_idle(self, tune_controller: TuneController) -> None:
         """After the last level: stop every trial that is not running (Ray then ends)."""

@@ -672,3 +672,29 @@ def test_work_per_evaluation_is_bounded_with_many_jobs_in_flight(
             told += 1
     assert told > 1500
     assert calls[0] / told <= 6, calls[0] / told
+
+
+def test_tell_and_fail_say_when_a_rung_completed() -> None:
+    """Event-driven adapters ask for new jobs only after a tell/fail that completed a rung or a
+    bracket: the return value must be True exactly then."""
+    hb = IterativeDeepeningHyperband(9, 3, seed=3)
+    rng = np.random.default_rng(0)
+    seen_true = 0
+    while not hb.finished:
+        while hb.ask(sample) is not None:
+            pass
+        pending = sorted(hb.pending, key=lambda j: j.job_id)
+        job = pending[int(rng.integers(len(pending)))]
+        before = [(len(m), d["done"]) for m, d in zip(
+            (hb.rung_members(b) for b in range(len(hb.summary()))), hb.summary(), strict=True
+        )]
+        if rng.uniform() < 0.1:
+            advanced = hb.fail(job)
+        else:
+            advanced = hb.tell(job, loss(job.config, job.budget))
+        after = [(len(m), d["done"]) for m, d in zip(
+            (hb.rung_members(b) for b in range(len(hb.summary()))), hb.summary(), strict=True
+        )]
+        assert advanced == (before != after)
+        seen_true += advanced
+    assert seen_true > 5

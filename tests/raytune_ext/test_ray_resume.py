@@ -97,34 +97,39 @@ def saved_state(path: str) -> dict:
 
 
 @pytest.mark.parametrize(
-    ("api", "resume", "first_ladder"),
-    [("run", "helper", (3, 9)), ("tuner", "tuner", (3, 9))],
-    ids=["tune.run+resume_with_larger_budget", "Tuner.fit+Tuner.restore"],
+    ("api", "resume", "kill_after"),
+    [("run", "helper", 40), ("tuner", "tuner", 40), ("run", "helper", 8)],
+    ids=[
+        "tune.run+resume_with_larger_budget",
+        "Tuner.fit+Tuner.restore",
+        "early kill+resume_with_larger_budget",
+    ],
 )
 def test_killed_driver_then_resume_equals_the_uninterrupted_run(
-    ray_cluster: str, tmp_path, api: str, resume: str, first_ladder: tuple[int, int]
+    ray_cluster: str, tmp_path, api: str, resume: str, kill_after: int
 ) -> None:
     """Issue 19, item 2: the Tune driver (a separate process running max_t=[3, 9]) is killed
-    with SIGKILL mid-run, after 40 results; the experiment is then continued with the helper
-    (to max_t=27) or with Tuner.restore (to 9). The trials are held before their next epoch
-    for two seconds before the kill, so no epoch is executed after it (Ray kills the dead
-    driver's actors asynchronously) and the epochs are exactly countable.
+    with SIGKILL mid-run, after 40 results (or after 8: before the deepening, with most trials
+    not given a configuration yet); the experiment is then continued with the helper (to
+    max_t=27) or with Tuner.restore (to 9). The trials are held before their next epoch for two
+    seconds before the kill, so no epoch is executed after it (Ray kills the dead driver's
+    actors asynchronously) and the epochs are exactly countable.
 
-    Against the uninterrupted run (the core replayed offline on the same configurations): the
-    same decisions, the same best configuration, every trained configuration's last result (at
-    its top budget) in the returned analysis, exactly as many epochs executed (no epoch trained
-    twice) and no trial that had a checkpoint started again from epoch 1."""
+    Against the uninterrupted run (the core run offline on the grid in the order Ray adds its
+    trials): the same decisions, the same best configuration, every trained configuration's last
+    result (at its top budget) in the returned analysis, exactly as many epochs executed (no
+    epoch trained twice) and no trial that had a checkpoint started again from epoch 1."""
     out = ray_kill_resume(
         ray_cluster,
         str(tmp_path),
-        first_ladder=first_ladder,
+        first_ladder=(3, 9),
         final_max_t=27,
         api=api,
         resume=resume,
-        kill_after=40,
+        kill_after=kill_after,
         quiesce=True,
     )
-    assert out["killed_at"] >= 40
+    assert out["killed_at"] >= kill_after
     assert out["decisions_differ"] == 0, out
     assert out["wrong_best"] == 0, out
     assert out["lost_trials"] == 0, out

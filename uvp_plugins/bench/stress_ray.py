@@ -252,9 +252,15 @@ def _outcome(
 
     path = os.path.join(spec["storage"], spec["name"])
     hb = read_saved_core(path)
-    xs, x_of = ray_config_order(hb, trials, lambda t: float(t.config["x"]))
+    _xs, x_of = ray_config_order(hb, trials, lambda t: float(t.config["x"]))
+    # the uninterrupted run: Ray adds the grid's trials in grid order, each new configuration
+    # of the core is the next trial in that order
     ref = replay_core(
-        [{"x": x} for x in xs], list(ladder), 3, hb.variant, lambda c, b: stress_loss(c["x"], b)
+        [{"x": x} for x in stress_grid(spec["n"])],
+        list(ladder),
+        3,
+        hb.variant,
+        lambda c, b: stress_loss(c["x"], b),
     )
     # the uninterrupted run: every configuration's last result is at its top budget
     final = {}
@@ -453,33 +459,44 @@ def stress_ray(
     *,
     api: str = "run",
     resume: str = "helper",
+    first_ladder: Sequence[int] = (3, 9),
+    final_max_t: int = 27,
     quiesce: bool = False,
     epoch_s: float = 0.01,
     workdir: str | None = None,
     progress: bool = True,
 ) -> dict[str, Any]:
-    """``repeats`` scenarios with kill points drawn from ``seed``; sums of the counts plus
-    ``scenarios`` (the per-scenario dicts). Starts a quiet local 2-CPU cluster if Ray is not
-    running (:func:`~uvp_plugins.bench.methods.ray_methods.quiet_local_ray`)."""
+    """``repeats`` scenarios of :func:`ray_kill_resume`, each killed after a number of results
+    drawn from ``seed`` (between the 5th result and 90 % of the first run); sums of the counts
+    plus ``scenarios`` (the per-scenario dicts). By default the driver is killed while trials
+    train (``quiesce=False``) and every epoch takes ``epoch_s`` seconds. Starts a quiet local
+    2-CPU cluster (127.0.0.1) if Ray is not running
+    (:func:`~uvp_plugins.bench.methods.ray_methods.quiet_local_ray`)."""
     import numpy as np
     import ray
 
     from uvp_plugins.bench.methods.ray_methods import quiet_local_ray
+    from uvp_plugins.hyperband import HyperbandSchedule
     from uvp_plugins.validation import check_int, check_seed
 
     check_int("repeats", repeats, low=1)
     check_seed("seed", seed)
     rng = np.random.default_rng(seed)
+    # the first run trains one Hyperband at its last R with continuation (ID-HB eID): kill it
+    # between its 5th result and 90 % of them
+    first_epochs = HyperbandSchedule(int(first_ladder[-1]), 3).continuation_budget
     scenarios = []
     with quiet_local_ray(), tempfile.TemporaryDirectory(
         prefix="uvp-stress-ray-", dir=workdir, ignore_cleanup_errors=True
     ) as tmp:
         address = ray.get_runtime_context().gcs_address
         for i in range(repeats):
-            kill_after = int(rng.integers(10, 120))
+            kill_after = int(rng.integers(5, int(0.9 * first_epochs)))
             out = ray_kill_resume(
                 address,
                 os.path.join(tmp, f"s{i}"),
+                first_ladder=first_ladder,
+                final_max_t=final_max_t,
                 api=api,
                 resume=resume,
                 kill_after=kill_after,
