@@ -4,7 +4,7 @@
 the ladder of maximum budgets and the level reached, the trials that left, and what every trial
 last reported (progress, latest checkpoint, metrics). Every change goes through a method that
 applies it and appends a record to the :class:`~raytune_ext._journal.Journal`; the records of one
-scheduler hook are written with one ``os.write`` when the hook returns (:meth:`RunState.flush`),
+scheduler hook are appended at once when the hook returns (:meth:`RunState.flush`),
 before Ray acts on the hook's decisions. :meth:`RunState.load` rebuilds the state from the
 snapshot and replays the records: the core is deterministic, so replaying its calls in order
 gives back the same jobs (checked: every replayed job must carry its journaled id).
@@ -227,7 +227,7 @@ class RunState:
             self._lines.append(line)
 
     def flush(self) -> None:
-        """Write the records of this hook (one ``os.write``); compact when the log is long."""
+        """Write the records of this hook (appended at once); compact when the log is long."""
         journal = self.journal
         if journal is None or not self._lines:
             return

@@ -67,7 +67,7 @@ _Hook = TypeVar("_Hook", bound=Callable[..., Any])
 
 
 def _journaled(hook: _Hook) -> _Hook:
-    """Write the records a hook produced when it returns (one ``os.write``), before Ray acts
+    """Write the records a hook produced when it returns (appended at once), before Ray acts
     on its decisions."""
 
     @functools.wraps(hook)
@@ -124,14 +124,19 @@ class IterativeDeepeningHyperBandScheduler(TrialScheduler):
     finishes before reaching its rung budget leaves its bracket (``core.fail``); the bracket
     goes on without it. A NaN metric at a rung budget counts as a failed evaluation (warned
     once). ``tune.run(..., reuse_actors=True)`` avoids starting a new worker process for every
-    pause and resume.
+    pause and resume. Before a paused trial restarts its result logs are uploaded to the
+    experiment directory (Ray's loggers replace them by that copy on a restart, which lost rows
+    when it was older).
 
     **State and kill safety.** Every result (``time_attr``, the latest checkpoint's name, the
     metrics) and every decision is appended to a journal next to ``state_path`` (default:
     ``<experiment dir>/idhb_scheduler.state`` on local or shared storage) before the scheduler
-    returns: one small ``os.write`` per result, no rewrite of the state (snapshots are written
-    only at a start, at the end and every 20 000 records). A scheduler that starts and finds the
-    state continues from it. After a killed driver (``kill -9`` included) and a resume
+    returns: one line per result copied into a memory-mapped log (no system call), no rewrite of
+    the state (a snapshot is written when a run starts and every 20 000 records). A scheduler
+    that starts and finds the state of the same experiment continues from it (a new experiment
+    started in the directory of an earlier one sets the old state aside, with a warning); the
+    configurations are taken from the trials in the order Ray first added them, also when a
+    resumed experiment re-adds them in another order. After a killed driver (``kill -9`` included) and a resume
     (:func:`raytune_ext.resume_with_larger_budget` or ``Tuner.restore``), trials whose results or
     checkpoints are newer in the journal than in Ray's own experiment snapshot (written every few
     seconds) are brought up to the journal: their last result is in the returned analysis and
