@@ -1,4 +1,5 @@
-"""Optuna adapters of uvp-plugins: EnhancedAdaCentSampler and PredPruner.
+"""Optuna adapters of uvp-plugins: EnhancedAdaCentSampler, PredPruner and
+IterativeDeepeningHyperbandPruner.
 
 Drop-in usage (Bateni et al., Enhanced-AdaCent, Alg. 8)::
 
@@ -12,8 +13,15 @@ Drop-in usage (Bateni et al., Enhanced-AdaCent, Alg. 8)::
     )
 """
 
+from optuna_ext._idhb_pruner import IterativeDeepeningHyperbandPruner
 from optuna_ext._pruner import PredPruner
 from optuna_ext._sampler import EnhancedAdaCentSampler
 from optuna_ext._space import OptunaSpace, to_distributions
 
-__all__ = ["EnhancedAdaCentSampler", "PredPruner", "OptunaSpace", "to_distributions"]
+__all__ = [
+    "EnhancedAdaCentSampler",
+    "IterativeDeepeningHyperbandPruner",
+    "PredPruner",
+    "OptunaSpace",
+    "to_distributions",
+]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import threading
 import warnings
 from typing import TYPE_CHECKING
@@ -11,8 +10,8 @@ from optuna.pruners import BasePruner
 from optuna.study import StudyDirection
 from optuna.trial import TrialState
 
-from uvp_plugins.adacent.curves import pred_last_slope, tail_fit_bound
-from uvp_plugins.adacent.histories import best_value, dense_history
+from uvp_plugins.adacent.histories import best_value
+from uvp_plugins.adacent.pred import DELTA, TAIL_FRACTION, PredStoppingRule
 
 if TYPE_CHECKING:
     from optuna.study import Study
@@ -20,20 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = ["PredPruner"]
 
-_PREDICTORS = ("tail", "last_slope")
 _COUNTED_STATES = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING)
-
-
-def _check_max_resource(max_resource: object) -> int:
-    if isinstance(max_resource, bool) or not isinstance(max_resource, int) or max_resource < 2:
-        raise ValueError(f"max_resource must be an int >= 2 (the full budget T), got {max_resource!r}")
-    return max_resource
-
-
-def _check_delta(delta: object) -> float:
-    if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not (0.0 < delta < 1.0):
-        raise ValueError(f"delta must be a float in the open interval (0, 1), got {delta!r}")
-    return float(delta)
 
 
 class PredPruner(BasePruner):
@@ -118,37 +104,29 @@ class PredPruner(BasePruner):
     def __init__(
         self,
         max_resource: int,
-        delta: float = 0.1,
+        delta: float = DELTA,
         predictor: str = "tail",
-        fraction: float = 0.3,
+        fraction: float = TAIL_FRACTION,
     ) -> None:
-        self._max_resource = _check_max_resource(max_resource)
-        self._delta = _check_delta(delta)
-        if predictor not in _PREDICTORS:
-            raise ValueError(f"predictor must be one of {_PREDICTORS}, got {predictor!r}")
-        self._predictor = predictor
-        if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not (
-            0.0 < fraction <= 1.0
-        ):
-            raise ValueError(f"fraction must be a float in (0, 1], got {fraction!r}")
-        self._fraction = float(fraction)
+        # validation and the decision itself: uvp_plugins.adacent.pred (one rule for every adapter)
+        self._rule = PredStoppingRule(max_resource, delta, predictor, fraction, mode="max")
         self._warned = False
         self._lock = threading.Lock()
 
     @property
     def max_resource(self) -> int:
         """The full budget ``T``."""
-        return self._max_resource
+        return self._rule.max_resource
 
     @property
     def delta(self) -> float:
         """The exploration fraction ``delta``."""
-        return self._delta
+        return self._rule.delta
 
     @property
     def exploration_steps(self) -> int:
         """``floor(delta T)``: steps below it are never pruned."""
-        return int(math.floor(self._delta * self._max_resource))
+        return self._rule.exploration_steps
 
     def __getstate__(self) -> dict[str, object]:
         state = self.__dict__.copy()
@@ -161,13 +139,7 @@ class PredPruner(BasePruner):
 
     def predict(self, history: list[float] | object, remaining: int, maximize: bool) -> float:
         """Optimistic value after ``remaining`` more steps of a dense ``history``."""
-        import numpy as np
-
-        h = np.asarray(history, dtype=float)
-        horizon = int(h.size + max(0, remaining))
-        if self._predictor == "last_slope":
-            return float(pred_last_slope(h, horizon, maximize=maximize))
-        return float(tail_fit_bound(h, horizon, fraction=self._fraction, maximize=maximize))
+        return self._rule.predict(history, remaining, maximize)  # type: ignore[arg-type]
 
     def _best_other(self, study: Study, trial: FrozenTrial, maximize: bool) -> float:
         values: list[float] = []
@@ -183,29 +155,20 @@ class PredPruner(BasePruner):
         step = trial.last_step
         if step is None:
             return False
-        if step >= self._max_resource:
-            if step > self._max_resource:
-                with self._lock:
-                    warn, self._warned = not self._warned, True
-                if warn:
-                    warnings.warn(
-                        f"PredPruner: trial {trial.number} reported step {step} > max_resource="
-                        f"{self._max_resource}; steps beyond max_resource are never pruned. "
-                        "Set max_resource to the largest step your objective reports.",
-                        UserWarning,
-                        stacklevel=2,
-                    )
+        if step > self.max_resource:
+            with self._lock:
+                warn, self._warned = not self._warned, True
+            if warn:
+                warnings.warn(
+                    f"PredPruner: trial {trial.number} reported step {step} > max_resource="
+                    f"{self.max_resource}; steps beyond max_resource are never pruned. "
+                    "Set max_resource to the largest step your objective reports.",
+                    UserWarning,
+                    stacklevel=2,
+                )
             return False
-        if step < self.exploration_steps:
-            return False
+        if step >= self.max_resource or step < self.exploration_steps:
+            return False  # (cheap exits before the storage is read)
         maximize = study.direction == StudyDirection.MAXIMIZE
-        history, last = dense_history(trial.intermediate_values)
-        if history.size == 0:
-            return True
         best = self._best_other(study, trial, maximize)
-        if math.isnan(best):
-            return False
-        predicted = self.predict(history, self._max_resource - last, maximize)
-        if math.isnan(predicted):
-            return False
-        return predicted < best if maximize else predicted > best
+        return self._rule.should_stop(trial.intermediate_values, best, maximize)

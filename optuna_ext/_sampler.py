@@ -1,12 +1,16 @@
-"""EnhancedAdaCentSampler: Enhanced-KCenter center selection (Bateni et al., Alg. 4, 8) for Optuna."""
+"""EnhancedAdaCentSampler: Enhanced-KCenter center selection (Bateni et al., Alg. 4, 8) for Optuna.
+
+The sampler is an event translator: each call reads the study's trials from storage, tells them to
+the core object :class:`uvp_plugins.adacent.online.OnlineEnhancedAdaCent` (one per process, search
+space and study, kept as a cache) and asks it for the next configuration. Decisions never depend on
+the cache: a new process that tells the same trials makes the same choice.
+"""
 
 from __future__ import annotations
 
 import binascii
-import math
 import threading
 import weakref
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -17,16 +21,18 @@ from optuna.search_space import IntersectionSearchSpace, intersection_search_spa
 from optuna.study import StudyDirection
 from optuna.trial import TrialState
 
-from optuna_ext._pruner import PredPruner, _check_delta, _check_max_resource
-from optuna_ext._sampler_state import Centers, FinishedCenters, Mesh, TrialEntry
+from optuna_ext._claims import Proposal as Claim
+from optuna_ext._claims import claim
+from optuna_ext._pruner import PredPruner
 from optuna_ext._space import OptunaSpace
-from uvp_plugins.adacent.curves import estimate_lipschitz
-from uvp_plugins.adacent.histories import value_at_depth
-from uvp_plugins.adacent.value_scale import positive_scores
-from uvp_plugins.space import config_key
+from uvp_plugins.adacent.guidance import Guidance
+from uvp_plugins.adacent.online import OnlineEnhancedAdaCent
+from uvp_plugins.adacent.pred import DELTA, check_delta, check_max_resource
+from uvp_plugins.validation import check_bool, check_float, check_int, check_seed
 
 if TYPE_CHECKING:
     from optuna.distributions import BaseDistribution
+    from optuna.pruners import BasePruner
     from optuna.study import Study
     from optuna.trial import FrozenTrial
 
@@ -37,12 +43,16 @@ ATTR_CANDIDATE = "uvp:candidate"
 ATTR_PARAMS = "uvp:params"
 ATTR_MESH = "uvp:mesh"
 
-_MESH_CACHE_SIZE = 8
-#: a default Sobol mesh doubles at most this many times when all its candidates are taken
-_MAX_MESH_DOUBLINGS = 6
-_MAX_CLAIM_ATTEMPTS = 3
-#: epsilon="auto" is estimated from at most this many valued centers (evenly spaced by number)
-_MAX_EPSILON_CENTERS = 200
+#: the default exploitation settings (chosen on lcbench tasks 1-17; docs/results/optuna.md)
+DEFAULT_GUIDANCE = Guidance()
+#: Optuna trial states -> the core's trial statuses
+_STATUS = {
+    TrialState.COMPLETE: "complete",
+    TrialState.PRUNED: "pruned",
+    TrialState.FAIL: "failed",
+    TrialState.RUNNING: "running",
+    TrialState.WAITING: "running",
+}
 
 
 def _check_candidates(candidates: object) -> list[dict[str, Any]] | np.ndarray | None:
@@ -89,8 +99,38 @@ def _stable_seed(*parts: object) -> int:
     return int(np.random.SeedSequence([abs(int(i)) for i in ints]).generate_state(1)[0])
 
 
+def pruner_max_resource(pruner: BasePruner) -> int | None:
+    """``T`` as the study's pruner knows it: :class:`PredPruner`'s ``max_resource``, or
+    :class:`~optuna.pruners.HyperbandPruner`'s when it is an int.
+
+    The one place that reads a private attribute of Optuna: ``HyperbandPruner`` has no public
+    accessor for its ``max_resource`` (Optuna 5.0: ``HyperbandPruner._max_resource``, an int or
+    ``"auto"``); if a later Optuna renames it, this returns ``None`` and the sampler infers ``T``
+    from the complete trials instead.
+    """
+    if isinstance(pruner, PredPruner):
+        return pruner.max_resource
+    if isinstance(pruner, HyperbandPruner):
+        value = getattr(pruner, "_max_resource", None)
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 2:
+            return value
+    return None
+
+
 class EnhancedAdaCentSampler(BaseSampler):
-    """Each new trial is the next center of Enhanced-KCenter over a mesh of the search space.
+    """Enhanced-AdaCent's center selection, which then concentrates where the trials' values say
+    the optimum is.
+
+    **Default: coverage, then exploitation.** The first trials are the next centers of
+    Enhanced-KCenter over a mesh of the search space (the paper, below). Once ``guidance.n_init``
+    (10) trials have a value at the exploration depth, each new trial is the candidate with the
+    largest expected improvement of a Gaussian process fitted to *every* trial's value at the
+    depth - pruned trials included, so the model learns from what the pruner saved - among the
+    free mesh candidates and candidates around the best configurations
+    (:mod:`uvp_plugins.adacent.guidance`). ``guidance=None`` gives the paper's sampler
+    (Enhanced-KCenter at every trial).
+
+    **The paper's center selection.**
 
     Implements the center selection of Enhanced-AdaCent (Bateni et al., *Budget Allocation for
     Unknown Value Functions in a Lipschitz Space*, Alg. 8 line 4 = Enhanced-KCenter, Alg. 4) and,
@@ -111,14 +151,19 @@ class EnhancedAdaCentSampler(BaseSampler):
       ``[0.1, 1]``);
     * the next trial is ``argmax_x min_c d~(x, c)`` over the candidates no trial has taken
       (ties to the lowest index), with the enhanced distance of Sec. 3.2 and ``epsilon`` from the
-      95th percentile of the pairwise estimates of Sec. 4.1 over the centers' values
-      (``epsilon="auto"``; at most 200 centers, evenly spaced by trial number; ``math.inf`` if
-      there is no evidence yet, which gives plain distances);
+      95th percentile of the pairwise estimates of Sec. 4.1 over the finished trials' learning
+      curves (``epsilon="auto"``, :func:`uvp_plugins.adacent.curves.resolve_epsilon`: at most 200
+      trials, evenly spaced by trial number; ``math.inf`` if there is no evidence yet, which gives
+      plain distances);
     * once every candidate is taken, a default Sobol mesh doubles: the next ``n`` points of the
       same scrambled Sobol sequence join it (earlier candidates keep their indices), up to
       ``64 * n_candidates`` points and as long as that adds new configurations (it cannot on a
       small discrete space). When it cannot grow, or with user ``candidates``, all candidates
       are eligible again (configurations are then repeated).
+
+    Every decision is taken by the framework-free core object
+    :class:`uvp_plugins.adacent.online.OnlineEnhancedAdaCent`; this class only translates Optuna's
+    trials (read from storage) into it and writes the choice back.
 
     **Cost per trial.** Each process caches what it derived from storage - the distances from
     every candidate to every earlier trial (one column per trial, computed once; at most 16 M
@@ -133,14 +178,16 @@ class EnhancedAdaCentSampler(BaseSampler):
 
     **Parallel and distributed use.** The sampler keeps no decision state in the Python object.
     The mesh is a deterministic function of ``seed`` (or, if ``seed`` is ``None``, of the study
-    name), the search space, ``n_candidates`` and the configurations already taken, so every
-    process builds the same mesh; the caches above never change a decision. The
-    candidate a trial takes is written to its system attributes (``"uvp:candidate"``,
-    ``"uvp:params"``, ``"uvp:mesh"``) before the trial's parameters are returned, so other workers
-    see it at once; RUNNING trials are centers, and a RUNNING trial with a lower number that has
-    not chosen its parameters yet reserves the candidate it will take, which keeps simultaneous
-    workers apart (after writing its choice a worker re-reads the storage and, if a
-    lower-numbered running trial claimed the same configuration meanwhile, chooses again).
+    name), the search space, ``n_candidates`` and the configurations already taken, and the
+    surrogate of the default guidance a deterministic function of the trials, so every process
+    makes the same choice from the same trials; the caches above never change a decision. The
+    configuration a trial takes is written to its system attributes (``"uvp:candidate"``,
+    ``"uvp:params"``, ``"uvp:mesh"``, ``"uvp:claim"``) before the trial's parameters are
+    returned, so other workers see it at once; RUNNING trials are centers, and a RUNNING trial
+    with a lower number that has not chosen its parameters yet reserves the candidate it will
+    take. Simultaneous workers never get the same configuration while a free one remains: the
+    claim protocol of :mod:`optuna_ext._claims` (write, read back, a deterministic rule on
+    which claimant chooses again) is safe on every Optuna storage without transactions.
     Threads (``n_jobs > 1``) share the sampler; a lock serialises the choice. A new process with
     the same ``seed`` on the same storage continues the same sequence. A worker that crashed
     before choosing leaves a RUNNING trial that keeps reserving one candidate; let Optuna fail
@@ -196,7 +243,11 @@ class EnhancedAdaCentSampler(BaseSampler):
             complete trial reported (else the latest value of each trial is used).
         enhanced: ``True`` for Enhanced-KCenter (Alg. 4), ``False`` for plain greedy k-center
             (AdaCent, Alg. 1/7).
-        seed: seed of the mesh and of the independent sampling.
+        seed: seed of the mesh and of the independent sampling (an int ``>= 0``, or ``None``:
+            the mesh seed is derived from the study name).
+        guidance: the exploitation settings (:class:`uvp_plugins.adacent.guidance.Guidance`;
+            default ``Guidance()``), or ``None`` for the paper-faithful sampler (Enhanced-KCenter
+            at every trial, Bateni et al. Alg. 8).
     """
 
     def __init__(
@@ -204,34 +255,32 @@ class EnhancedAdaCentSampler(BaseSampler):
         candidates: Sequence[Mapping[str, Any]] | np.ndarray | None = None,
         n_candidates: int = 1000,
         epsilon: float | str = "auto",
-        delta: float = 0.1,
+        delta: float = DELTA,
         max_resource: int | None = None,
         enhanced: bool = True,
         seed: int | None = None,
+        guidance: Guidance | None = DEFAULT_GUIDANCE,
     ) -> None:
+        if guidance is not None and not isinstance(guidance, Guidance):
+            raise TypeError(
+                f"guidance must be a uvp_plugins.adacent.guidance.Guidance or None, got {guidance!r}"
+            )
+        self._guidance = guidance
         self._candidates = _check_candidates(candidates)
-        if isinstance(n_candidates, bool) or not isinstance(n_candidates, (int, np.integer)) or (
-            n_candidates < 1
-        ):
-            raise ValueError(f"n_candidates must be an int >= 1, got {n_candidates!r}")
-        self._n_candidates = int(n_candidates)
+        self._n_candidates = check_int("n_candidates", n_candidates, low=1)
         if isinstance(epsilon, str):
             if epsilon != "auto":
                 raise ValueError(f"epsilon must be a float > 0 or 'auto', got {epsilon!r}")
-        elif isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not epsilon > 0:
-            raise ValueError(f"epsilon must be a float > 0 or 'auto', got {epsilon!r}")
-        self._epsilon = epsilon
-        self._delta = _check_delta(delta)
-        self._max_resource = None if max_resource is None else _check_max_resource(max_resource)
-        if not isinstance(enhanced, bool):
-            raise TypeError(f"enhanced must be a bool, got {enhanced!r}")
-        self._enhanced = enhanced
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
-            raise TypeError(f"seed must be an int or None, got {seed!r}")
-        self._seed = None if seed is None else int(seed)
+            self._epsilon: float | str = epsilon
+        else:
+            self._epsilon = check_float("epsilon", epsilon, low=0.0, low_open=True, allow_inf=True)
+        self._delta = check_delta(delta)
+        self._max_resource = None if max_resource is None else check_max_resource(max_resource)
+        self._enhanced = check_bool("enhanced", enhanced)
+        self._seed = check_seed("seed", seed, allow_none=True)
         self._base_seed = self._draw_base_seed()
         self._lock = threading.Lock()
-        # per-process caches, pure functions of storage (see _study_cache)
+        # per-process caches, pure functions of storage (see _engine)
         self._cache: weakref.WeakKeyDictionary[Any, dict[int, dict[Any, Any]]] = (
             weakref.WeakKeyDictionary()
         )
@@ -267,114 +316,52 @@ class EnhancedAdaCentSampler(BaseSampler):
             return self._seed
         return _stable_seed(study.study_name)
 
-    def _max_resource_of(self, study: Study, max_complete_step: int | None) -> int | None:
-        """``T``: ours, the study's PredPruner's or HyperbandPruner's, else the largest step a
-        complete trial reported (``None`` if none)."""
-        if self._max_resource is not None:
-            return self._max_resource
-        pruner = study.pruner
-        if isinstance(pruner, PredPruner):
-            return pruner.max_resource
-        if isinstance(pruner, HyperbandPruner) and isinstance(pruner._max_resource, int):
-            return pruner._max_resource
-        return max_complete_step
-
-    # ------------------------------------------------------------- candidates
     def _study_cache(self, study: Study) -> dict[Any, Any] | None:
-        """This process's cache for ``study`` (meshes, trial entries, mesh levels): a pure
-        function of what storage says, never needed to reproduce a decision. ``None`` for a
-        storage without weak references (then nothing is cached)."""
+        """This process's cache for ``study``: a pure function of what storage says, never needed
+        to reproduce a decision. ``None`` for a storage without weak references."""
         try:
             per_storage = self._cache.setdefault(study._storage, {})
         except TypeError:
             return None
         return per_storage.setdefault(study._study_id, {})
 
-    def _build_mesh(
-        self, osp: OptunaSpace, study: Study, level: int, fixed_cfg: Mapping[str, Any]
-    ) -> Mesh:
+    def _new_engine(self, study: Study, osp: OptunaSpace) -> OnlineEnhancedAdaCent:
+        candidates: list[dict[str, Any]] | None = None
         if isinstance(self._candidates, list):
-            configs = [osp.to_config({n: c[n] for n in osp.names}) for c in self._candidates]
-            mesh_key = "user"
+            candidates = [osp.to_config({n: c[n] for n in osp.names}) for c in self._candidates]
         elif isinstance(self._candidates, np.ndarray):
             if self._candidates.shape[1] != len(osp):
                 raise ValueError(
                     f"candidates array has {self._candidates.shape[1]} columns but the "
                     f"relative search space has {len(osp)} parameters {osp.names}"
                 )
-            configs = osp.space.from_unit(self._candidates)
-            mesh_key = "user"
-        else:
-            seed = self._mesh_seed(study)
-            n = self._n_candidates << level
-            configs, _ = osp.space.sobol_mesh(n, seed=seed)
-            mesh_key = f"sobol:{seed}:{n}"
-        if fixed_cfg:
-            configs = [{**c, **fixed_cfg} for c in configs]
-        return Mesh(configs, osp.space.embed(configs), osp.names, mesh_key)
+            candidates = osp.space.from_unit(self._candidates)
+        return OnlineEnhancedAdaCent(
+            osp.space,
+            maximize=study.direction == StudyDirection.MAXIMIZE,
+            candidates=candidates,
+            n_candidates=self._n_candidates,
+            epsilon=self._epsilon,
+            delta=self._delta,
+            max_resource=self._max_resource or pruner_max_resource(study.pruner),
+            enhanced=self._enhanced,
+            seed=self._mesh_seed(study),
+            guidance=self._guidance,
+        )
 
-    def _mesh(
-        self,
-        osp: OptunaSpace,
-        study: Study,
-        level: int,
-        fixed_cfg: Mapping[str, Any],
-        cache: dict[Any, Any] | None,
-    ) -> Mesh:
-        """The candidate set at a mesh level (``n_candidates * 2**level`` Sobol points)."""
-        if cache is None:
-            return self._build_mesh(osp, study, level, fixed_cfg)
-        meshes: OrderedDict[Any, Mesh] = cache.setdefault("meshes", OrderedDict())
-        key = (osp.key(), level, tuple(sorted(fixed_cfg.items(), key=lambda kv: kv[0])))
-        mesh = meshes.get(key)
-        if mesh is None:
-            mesh = self._build_mesh(osp, study, level, fixed_cfg)
-            smaller = meshes.get((key[0], level - 1, key[2]))
-            if smaller is not None:  # a doubled Sobol mesh: keep the computed distances
-                mesh = smaller.grown(mesh.configs, mesh.Z, mesh.key)
-            meshes[key] = mesh
-            while len(meshes) > _MESH_CACHE_SIZE:
-                meshes.popitem(last=False)
-        else:
-            meshes.move_to_end(key)
-        return mesh
+    def _engine(self, study: Study, osp: OptunaSpace) -> tuple[OnlineEnhancedAdaCent, set[int]]:
+        """The core object for this study and relative search space, and the ids of the
+        finished trials already told to it (per process; rebuilt when the space changes)."""
+        cache = self._study_cache(study)
+        key = ("engine", osp.key(), study.direction)
+        if cache is not None and key in cache:
+            return cache[key]  # type: ignore[no-any-return]
+        entry: tuple[OnlineEnhancedAdaCent, set[int]] = (self._new_engine(study, osp), set())
+        if cache is not None:
+            cache[key] = entry
+        return entry
 
-    def _mesh_with_free_candidates(
-        self,
-        osp: OptunaSpace,
-        study: Study,
-        fixed_cfg: Mapping[str, Any],
-        taken: set[tuple[Any, ...]],
-        cache: dict[Any, Any] | None,
-    ) -> tuple[Mesh, np.ndarray | None]:
-        """The smallest mesh level with a candidate no trial has taken, and its availability
-        mask (``None`` if every candidate is taken and the mesh cannot grow).
-
-        A default Sobol mesh doubles - the next points of the same scrambled sequence, so the
-        earlier candidates stay - whenever all its candidates are taken, up to
-        ``2**_MAX_MESH_DOUBLINGS`` times ``n_candidates`` and as long as doubling adds new
-        configurations (it cannot on a small discrete space). The level only depends on the
-        taken configurations, so every process finds the same one; the per-process cache only
-        remembers where the search may start (taken configurations never become free again).
-        """
-        fixed_key = tuple(sorted(fixed_cfg.items(), key=lambda kv: kv[0]))
-        level_key = ("level", osp.key(), fixed_key)
-        level = cache.get(level_key, 0) if cache is not None else 0
-        mesh = self._mesh(osp, study, level, fixed_cfg, cache)
-        available = mesh.available(taken)
-        while not available.any():
-            if self._candidates is not None or level >= _MAX_MESH_DOUBLINGS:
-                return mesh, None
-            bigger = self._mesh(osp, study, level + 1, fixed_cfg, cache)
-            if len(bigger.configs) <= len(mesh.configs):
-                return mesh, None
-            level, mesh = level + 1, bigger
-            available = mesh.available(taken)
-            if cache is not None:
-                cache[level_key] = level
-        return mesh, available
-
-    # ---------------------------------------------------------------- centers
+    # ---------------------------------------------------------------- trials
     def _center_params(self, t: FrozenTrial, osp: OptunaSpace) -> dict[str, Any] | None:
         merged: dict[str, Any] = {}
         merged.update(t.system_attrs.get(ATTR_PARAMS, {}) or {})
@@ -392,71 +379,39 @@ class EnhancedAdaCentSampler(BaseSampler):
             return None
         return params
 
-    def _describe(
-        self, t: FrozenTrial, osp: OptunaSpace, depth: int | None, maximize: bool
-    ) -> TrialEntry:
-        """A trial as a center: its configuration key, embedding row and value at the depth."""
-        params = self._center_params(t, osp)
-        if params is None:
-            return TrialEntry(None, None, math.nan)
-        config = osp.to_config(params)
-        row = osp.space.embed([config])[0]
-        if t.intermediate_values:
-            d = depth if depth is not None else max(t.intermediate_values)
-            value = value_at_depth(t.intermediate_values, d, maximize)
-        elif t.state == TrialState.COMPLETE and t.values:
-            value = float(t.values[0])
-        else:
-            value = math.nan
-        return TrialEntry(config_key(config, osp.names), row, value)
-
-    def _centers(
-        self,
-        study: Study,
-        trial: FrozenTrial,
-        osp: OptunaSpace,
-        trials: Sequence[FrozenTrial],
-        cache: dict[Any, Any] | None,
-    ) -> tuple[Centers, bool]:
-        """The centers (rows by trial id, raw values at the exploration depth), the
-        configuration keys of all trials that took a candidate (centers and FAILED trials:
-        failed trials are not centers, but their candidates count as handed out), the number
-        of pending workers (lower-numbered RUNNING trials that have not chosen parameters yet),
-        and whether another trial is running.
-
-        Finished trials never change, so their contribution is accumulated once per process
-        (``FinishedCenters``, a cache of what storage says); only the unfinished trials are
-        read at every call.
-        """
-        maximize = study.direction == StudyDirection.MAXIMIZE
-        acc: FinishedCenters = (
-            cache.setdefault(("finished", osp.key(), maximize), FinishedCenters())
-            if cache is not None
-            else FinishedCenters()
+    def _tell(
+        self, engine: OnlineEnhancedAdaCent, t: FrozenTrial, config: dict[str, Any]
+    ) -> None:
+        final = None
+        if t.state == TrialState.COMPLETE and t.values:
+            final = float(t.values[0])
+        engine.tell(
+            t._trial_id,
+            config,
+            status=_STATUS[t.state],
+            curve=t.intermediate_values,
+            final=final,
+            number=t.number,
         )
-        seen = acc.seen
-        new_finished: list[FrozenTrial] = []
-        unfinished: list[FrozenTrial] = []
-        for t in trials:
-            if t._trial_id in seen:
+
+    def _sync(
+        self, study: Study, trial: FrozenTrial, osp: OptunaSpace
+    ) -> tuple[OnlineEnhancedAdaCent, int]:
+        """Tell the core what storage says now; returns it and the number of pending workers
+        (lower-numbered RUNNING trials that have not chosen parameters yet). Finished trials
+        never change: each is told once per process."""
+        engine, told = self._engine(study, osp)
+        engine.forget(trial._trial_id)
+        pending = 0
+        for t in study._storage.get_all_trials(study._study_id, deepcopy=False):
+            if t.number == trial.number or t._trial_id in told:
                 continue
             if t.state.is_finished():
-                new_finished.append(t)
-            elif t.number != trial.number:
-                unfinished.append(t)
-        acc.add_trials(new_finished)
-        T = self._max_resource_of(study, acc.max_complete_step)
-        depth = math.floor(self._delta * T) if T is not None else None
-        acc.update(depth, lambda t: self._describe(t, osp, depth, maximize))
-        out = Centers(dict(acc.rows), list(acc.ids), list(acc.raw), list(acc.numbers), set(acc.taken), 0)
-        concurrent = False
-        for t in unfinished:
-            if t.state == TrialState.RUNNING:
-                concurrent = True
-            elif t.state != TrialState.WAITING:
+                told.add(t._trial_id)
+            elif t.state not in (TrialState.RUNNING, TrialState.WAITING):
                 continue
-            entry = self._describe(t, osp, depth, maximize)
-            if entry.key is None or entry.row is None:
+            params = self._center_params(t, osp)
+            if params is None:
                 if (
                     t.state == TrialState.RUNNING
                     and t.number < trial.number
@@ -464,82 +419,11 @@ class EnhancedAdaCentSampler(BaseSampler):
                     and ATTR_PARAMS not in t.system_attrs
                     and "fixed_params" not in t.system_attrs
                 ):
-                    out.pending += 1
+                    pending += 1
+                engine.forget(t._trial_id)
                 continue
-            out.taken.add(entry.key)
-            out.rows[t._trial_id] = entry.row
-            out.ids.append(t._trial_id)
-            out.raw.append(entry.value)
-            out.numbers.append(t.number)
-        return out, concurrent
-
-    def _epsilon_for(self, centers: Centers, scores: np.ndarray) -> float:
-        if not isinstance(self._epsilon, str):
-            return float(self._epsilon)
-        known = np.flatnonzero(~np.isnan(scores))
-        if known.size > _MAX_EPSILON_CENTERS:
-            # evenly spaced by trial number (the same subset in every process)
-            known = known[np.argsort(np.asarray(centers.numbers)[known], kind="stable")]
-            known = known[np.linspace(0, known.size - 1, _MAX_EPSILON_CENTERS).astype(int)]
-        if known.size < 2:
-            return math.inf
-        X = np.vstack([centers.rows[centers.ids[i]] for i in known])
-        eps = estimate_lipschitz(X, scores[known])
-        return eps if eps > 0 else math.inf
-
-    def _choose(
-        self,
-        study: Study,
-        trial: FrozenTrial,
-        osp: OptunaSpace,
-        fixed_cfg: Mapping[str, Any],
-    ) -> tuple[Mesh, int, bool]:
-        """The mesh and index of the next center from a fresh storage snapshot, and whether
-        other trials were running (then another worker may choose at the same time)."""
-        cache = self._study_cache(study)
-        trials = study._storage.get_all_trials(study._study_id, deepcopy=False)
-        centers, concurrent = self._centers(study, trial, osp, trials, cache)
-        # a candidate is taken when some trial has exactly its configuration (exact match:
-        # floating-point distances of equal points are not exactly 0)
-        mesh, available = self._mesh_with_free_candidates(osp, study, fixed_cfg, centers.taken, cache)
-        maximize = study.direction == StudyDirection.MAXIMIZE
-        raw = np.asarray(centers.raw, dtype=float)
-        scores = positive_scores(raw, maximize) if raw.size else raw
-        has_values = bool(scores.size) and bool(np.any(~np.isnan(scores)))
-        eps = self._epsilon_for(centers, scores) if (self._enhanced and has_values) else math.inf
-        values = (
-            dict(zip(centers.ids, scores.tolist(), strict=True))
-            if (self._enhanced and has_values)
-            else None
-        )
-        # lower-numbered workers that have not chosen yet reserve the centers they will take
-        reserved: list[np.ndarray] = []
-        for _ in range(centers.pending):
-            if available is not None and available.sum() <= 1:
-                break
-            j = mesh.distances.next_center(
-                centers.rows, values, eps, available=available, extra_centers=reserved
-            )
-            reserved.append(mesh.Z[j])
-            if available is None:
-                available = np.ones(len(mesh.configs), dtype=bool)
-            available[j] = False
-        i = mesh.distances.next_center(
-            centers.rows, values, eps, available=available, extra_centers=reserved
-        )
-        return mesh, i, concurrent
-
-    def _claimed_by_lower(
-        self, study: Study, trial: FrozenTrial, osp: OptunaSpace, config: dict[str, Any]
-    ) -> bool:
-        key = config_key(config, osp.names)
-        for t in study._storage.get_all_trials(study._study_id, deepcopy=False):
-            if t.number >= trial.number or t.state != TrialState.RUNNING:
-                continue
-            params = self._center_params(t, osp)
-            if params is not None and config_key(osp.to_config(params), osp.names) == key:
-                return True
-        return False
+            self._tell(engine, t, osp.to_config(params))
+        return engine, pending
 
     # ------------------------------------------------------------ Optuna API
     def infer_relative_search_space(
@@ -583,21 +467,18 @@ class EnhancedAdaCentSampler(BaseSampler):
             fixed_cfg = {n: osp.encode_value(n, v) for n, v in fixed.items()}
         except (ValueError, TypeError):
             fixed_cfg = {}
-        storage = study._storage
+
+        def choose() -> Claim:  # a fresh proposal per claim attempt (optuna_ext._claims)
+            engine, pending = self._sync(study, trial, osp)
+            proposal = engine.ask(pending=pending, fixed=fixed_cfg)
+            params = osp.from_config(proposal.config)
+            attrs = {ATTR_CANDIDATE: proposal.candidate, ATTR_MESH: proposal.mesh, ATTR_PARAMS: params}
+            return Claim(params, attrs, exclusive=proposal.free)
+
+        # write the choice, read the study back, keep it or choose again (optuna_ext._claims):
+        # no two trials hold one configuration while a free one exists, on every storage
         with self._lock:
-            for _attempt in range(_MAX_CLAIM_ATTEMPTS):
-                mesh, i, concurrent = self._choose(study, trial, osp, fixed_cfg)
-                params = osp.from_config(mesh.configs[i])
-                storage.set_trial_system_attr(trial._trial_id, ATTR_CANDIDATE, int(i))
-                storage.set_trial_system_attr(trial._trial_id, ATTR_MESH, mesh.key)
-                storage.set_trial_system_attr(trial._trial_id, ATTR_PARAMS, params)
-                # Write, then re-read: if a lower-numbered running trial claimed the same
-                # configuration meanwhile (another process), it keeps it and we choose again.
-                if not concurrent or not self._claimed_by_lower(
-                    study, trial, osp, mesh.configs[i]
-                ):
-                    break
-        return params
+            return claim(study, trial, choose, key=osp.params_key)
 
     def sample_independent(
         self,

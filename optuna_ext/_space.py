@@ -14,6 +14,13 @@ Optuna distribution                              uvp_plugins parameter
 ``CategoricalDistribution(choices)``             ``CategoricalParam(choices)``
 ===============================================  ==============================================
 
+A categorical keeps only the choices Optuna can store: Optuna records a value as the index of
+the first choice equal to it (``CategoricalDistribution.to_internal_repr``), so with
+``choices=[1, True]`` a suggested ``True`` comes back as ``1`` (``1.0`` after ``1`` likewise).
+Such a later choice is left out of the encoding - a mesh point holding it would be stored as the
+earlier one while its distances still called it unexplored - and :meth:`OptunaSpace.encode_value`
+maps every value to the choice Optuna stores for it.
+
 Stepped distributions become a grid index so that every mesh point and every decoded value lies
 exactly on Optuna's grid (``low + k * step``), uniformly in the unit cube, and distances are the
 same as on the continuous range. Decoded values are plain Python ``float``/``int``/choice
@@ -33,9 +40,16 @@ from optuna.distributions import (
     IntDistribution,
 )
 
-from uvp_plugins.space import CategoricalParam, FloatParam, IntParam, Param, SearchSpace
+from uvp_plugins.space import (
+    CategoricalParam,
+    FloatParam,
+    IntParam,
+    Param,
+    SearchSpace,
+    config_key,
+)
 
-__all__ = ["OptunaSpace", "to_distributions"]
+__all__ = ["OptunaSpace", "storable_choices", "to_distributions"]
 
 
 def _grid_size(low: float, high: float, step: float) -> int:
@@ -52,11 +66,22 @@ def _to_param(name: str, dist: BaseDistribution) -> Param:
             return IntParam(name, 0, _grid_size(dist.low, dist.high, dist.step))
         return IntParam(name, dist.low, dist.high, log=dist.log)
     if isinstance(dist, CategoricalDistribution):
-        return CategoricalParam(name, tuple(dist.choices))
+        return CategoricalParam(name, storable_choices(dist))
     raise TypeError(
         f"parameter {name!r}: unsupported distribution {type(dist).__name__}; expected "
         "FloatDistribution, IntDistribution or CategoricalDistribution"
     )
+
+
+def storable_choices(dist: CategoricalDistribution) -> tuple[Any, ...]:
+    """The choices of ``dist`` that Optuna stores as themselves, in order: a choice equal to an
+    earlier one (``True`` after ``1``) is stored as the earlier one and is left out.
+
+    Example:
+        >>> storable_choices(CategoricalDistribution([1, True, "a", 1.0]))
+        (1, 'a')
+    """
+    return tuple(c for i, c in enumerate(dist.choices) if dist.to_internal_repr(c) == i)
 
 
 class OptunaSpace:
@@ -91,7 +116,12 @@ class OptunaSpace:
         """One Optuna value -> its :class:`SearchSpace` value (grid index for stepped ones)."""
         dist = self.distributions[name]
         if isinstance(dist, CategoricalDistribution):
-            return value
+            try:  # the choice Optuna stores for this value (module doc)
+                return dist.choices[int(dist.to_internal_repr(value))]
+            except (ValueError, TypeError):
+                raise ValueError(
+                    f"parameter {name!r}: {value!r} is not one of {list(dist.choices)}"
+                ) from None
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
             raise TypeError(f"parameter {name!r}: expected a number, got {value!r}")
         v = float(value)
@@ -138,6 +168,16 @@ class OptunaSpace:
     def from_config(self, config: Mapping[str, Any]) -> dict[str, Any]:
         """:class:`SearchSpace` configuration -> Optuna parameter values (Python scalars)."""
         return {n: self._decode(n, config[n]) for n in self.distributions}
+
+    def params_key(self, params: Mapping[str, Any]) -> tuple[Any, ...]:
+        """The configuration key (:func:`uvp_plugins.space.config_key`) of Optuna parameter
+        values: equal exactly for the values Optuna stores alike (``True`` and ``1`` of one
+        categorical, see the module doc).
+
+        Raises:
+            KeyError/ValueError/TypeError: as :meth:`to_config`.
+        """
+        return config_key(self.to_config(params), self.names)
 
     def embed(self, params_list: Sequence[Mapping[str, Any]]) -> np.ndarray:
         """Distance embedding (:meth:`SearchSpace.embed`) of Optuna parameter values."""

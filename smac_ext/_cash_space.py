@@ -43,10 +43,7 @@ from ConfigSpace import (
     Categorical,
     Configuration,
     ConfigurationSpace,
-    Constant,
     EqualsCondition,
-    Float,
-    Integer,
     OrConjunction,
 )
 from ConfigSpace.conditions import Condition, Conjunction
@@ -58,7 +55,8 @@ from ConfigSpace.forbidden import (
 )
 from ConfigSpace.hyperparameters import CategoricalHyperparameter, Hyperparameter
 
-from uvp_plugins.space import CategoricalParam, FloatParam, IntParam, SearchSpace
+from smac_ext._space import hyperparameter_from_param
+from uvp_plugins.space import SearchSpace
 
 __all__ = [
     "CashSpace",
@@ -299,20 +297,6 @@ def split_cash_space(configspace: ConfigurationSpace, selector: str | None = Non
 
 
 # ------------------------------------------------------- uvp SearchSpace -> ConfigSpace CASH
-def _to_hyperparameter(param: Any, name: str) -> Hyperparameter:
-    if isinstance(param, FloatParam):
-        if param.low == param.high:
-            return Constant(name, param.low)
-        return Float(name, (param.low, param.high), log=param.log)
-    if isinstance(param, IntParam):
-        if param.low == param.high:
-            return Constant(name, param.low)
-        return Integer(name, (param.low, param.high), log=param.log)
-    if isinstance(param, CategoricalParam):
-        return Categorical(name, list(param.choices))
-    raise TypeError(f"unsupported parameter type {type(param).__name__}")
-
-
 def cash_configspace(
     arm_spaces: Mapping[Any, SearchSpace],
     selector: str = "algorithm",
@@ -366,7 +350,7 @@ def cash_configspace(
                 raise ValueError(f"parameter name {name!r} of arm {arm!r} is already used by "
                                  f"{seen[name]}; use prefix=True")
             seen[name] = f"arm {arm!r}"
-            h = _to_hyperparameter(p, name)
+            h = hyperparameter_from_param(p, name)
             items += [h, EqualsCondition(h, sel, arm)]
     cs.add(items)
     return cs

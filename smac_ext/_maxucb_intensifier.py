@@ -3,8 +3,11 @@
 Implements the two-level CASH approach of Balef, Vernade & Eggensperger (*Put CASH on Bandits: A
 Max K-Armed Problem for Automated Machine Learning*, 2025): a max-K-armed bandit (MaxUCB,
 Alg. 1; burn-in Alg. E.1) chooses which model class (arm) gets the next HPO step, and every arm
-runs model-based HPO on its own subspace. The bandit itself lives in the framework-free core
-(:mod:`uvp_plugins.bandits`); this module only translates SMAC's events into it.
+runs model-based HPO on its own subspace. The bandit -- the policy choosing among the available
+arms, the crash rule, its JSON state -- is the framework-free core object
+:class:`uvp_plugins.bandits.CashBandit`; this module only translates SMAC's events into it
+(an asked trial is ``bandit.ask()``, a told result ``bandit.tell(arm, cost)`` or
+``bandit.fail(arm)``, an arm whose HPO has nothing new ``bandit.retire(arm, "exhausted")``).
 
 How it plugs into SMAC. :class:`MaxUCBIntensifier` is an ``AbstractIntensifier``, given to the
 facade the user already calls::
@@ -45,16 +48,17 @@ facade the user already calls::
   the right arm.
 
 Crashed trials and non-finite costs. Only trials with status ``SUCCESS`` and a finite cost are
-credited to the bandit (``policy.update(arm, cost)``). Every other result (``CRASHED``,
-``TIMEOUT``, ``MEMORYOUT``, ``ABORT``, ..., or a ``SUCCESS`` with a NaN/inf cost) releases the
-pull (``policy.cancel(arm)``), so it is never a reward. It stays in SMAC's run history; it enters
+credited to the bandit (``bandit.tell(arm, cost)``). Every other result (``CRASHED``,
+``TIMEOUT``, ``MEMORYOUT``, ``ABORT``, ..., or a ``SUCCESS`` with a NaN/inf cost) is a failure
+(``bandit.fail(arm)``): it releases the pull and is never a reward. It stays in SMAC's run history; it enters
 the arm's run-history view (and so the arm's surrogate, which treats it as SMAC's would) only if
 its cost is finite, e.g. ``CRASHED`` with a finite ``scenario.crash_cost``: SMAC's encoders turn
 an infinite cost (the default ``crash_cost = inf``) into a NaN target on which SMAC's random
 forest fails, in combined search as well. Set a finite ``crash_cost`` to let the arms' models
 learn where crashes happen; either way a crashed configuration is never proposed again. An arm
-whose last ``max_consecutive_crashes`` results were all uncredited is dropped (no more pulls), so
-an arm that always fails cannot absorb the whole budget.
+whose last ``max_consecutive_crashes`` results were all uncredited is retired (reason
+``"crashed"``, no more pulls; the core's crash rule), so an arm that always fails cannot absorb
+the whole budget.
 
 Arms without hyperparameters and exhausted arms. A selector value with no conditional children
 is an arm with an empty subspace: it has exactly one configuration, which is evaluated on its
@@ -62,18 +66,23 @@ first pull. As the intensifier evaluates every configuration once (one seed), a 
 cannot produce a new observation, so the arm is then marked *exhausted* and is no longer pulled;
 its observation keeps counting in the bandit statistics and the incumbent. The same happens to
 any arm whose selector cannot produce a configuration that is not yet in the run history (a
-small finite subspace fully evaluated). When the policy's choice is unavailable (exhausted or
-dropped), its pull is released and the policy's own rule is applied to the available arms (the
+small finite subspace fully evaluated). The bandit chooses among the available arms only: the
+policy's own rule restricted to them (a burn-in slot of a retired arm is skipped; the
 round-robin arm with the fewest pulls while some available arm has no observation, else the
-largest index ``U_i``); such a fallback pull is not registered as pending in the policy, which
-only matters with parallel workers. When no arm is available, the iterator stops (``optimize``
-ends; ``ask`` raises ``StopIteration``).
+largest index ``U_i``), see :class:`uvp_plugins.bandits.CashBandit`. When no arm is available,
+the iterator stops (``optimize`` ends; ``ask`` raises ``StopIteration``).
 
-Restarts. ``get_state``/``set_state`` carry the policy's JSON state (observations, pending
-pulls, burn-in), the unavailable arms and the crash streaks; SMAC stores them in
-``intensifier.json`` after every ``tell``. Restarting SMAC on the same output directory therefore
-continues with the same arm statistics; the arms' run-history views and surrogates are rebuilt
-from the restored run history. Pending pulls whose trials are no longer running are released.
+Restarts. ``get_state``/``set_state`` carry the bandit's JSON state (the policy's observations,
+pending pulls and burn-in, the retired arms, the crash streaks); SMAC stores it in
+``intensifier.json`` after every ``tell`` (replaced atomically: a kill never leaves half a
+file). Restarting SMAC on the same output directory therefore continues with the same arm
+statistics; the arms' run-history views and surrogates are rebuilt
+from the restored run history. Trials that were running when the previous process stopped (a
+killed driver with parallel workers: SMAC's ``runhistory.json`` lists them as ``RUNNING``) are
+submitted again before anything new, their pulls pending, so no trial is lost or stays
+``RUNNING`` forever; a successful result that reached ``runhistory.json`` but not
+``intensifier.json`` (a kill between SMAC's two writes) is credited at the restart. Pending pulls
+without a running trial are released.
 
 Not supported (``ValueError`` at construction): multi-objective scenarios, instances, adaptive
 capping. Budgets are not used (``uses_budgets`` is False).
@@ -84,6 +93,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal
 
@@ -108,8 +118,9 @@ from smac.runhistory.enumerations import StatusType
 from smac.runhistory.runhistory import RunHistory
 from smac.scenario import Scenario
 
+from smac_ext._atomic import AtomicSaveMixin, repair_output_directory
 from smac_ext._cash_space import CashSpace, split_cash_space
-from uvp_plugins.bandits import POLICIES, IndexPolicy, policy_from_state_dict
+from uvp_plugins.bandits import POLICIES, CashBandit, IndexPolicy
 
 __all__ = ["MaxUCBIntensifier"]
 
@@ -163,7 +174,7 @@ class _ArmHPO:
     generator: Iterator[Configuration] | None = None
 
 
-class MaxUCBIntensifier(AbstractIntensifier):
+class MaxUCBIntensifier(AtomicSaveMixin, AbstractIntensifier):
     """Two-level CASH in SMAC: MaxUCB chooses the model class, per-class SMAC HPO the config.
 
     See the module docstring for the wiring, crash handling, empty/exhausted arms and restarts.
@@ -241,13 +252,6 @@ class MaxUCBIntensifier(AbstractIntensifier):
                                       or not 0 <= n_initial < scenario.n_trials):
             raise ValueError("n_initial must be None or an int in [0, scenario.n_trials - 1] "
                              f"= [0, {scenario.n_trials - 1}], got {n_initial!r}")
-        if max_consecutive_crashes is not None and (
-            isinstance(max_consecutive_crashes, bool)
-            or not isinstance(max_consecutive_crashes, int)
-            or max_consecutive_crashes < 1
-        ):
-            raise ValueError("max_consecutive_crashes must be None or an int >= 1, got "
-                             f"{max_consecutive_crashes!r}")
         if not (isinstance(facade, type) and issubclass(facade, AbstractFacade)):
             raise TypeError(f"facade must be a SMAC facade class, got {facade!r}")
 
@@ -271,11 +275,11 @@ class MaxUCBIntensifier(AbstractIntensifier):
             self._policy_kwargs["alpha"] = alpha
         elif alpha != 0.5:
             raise ValueError(f"alpha is not a parameter of policy {policy!r}")
-        # validates alpha and burn_in with the core's messages
-        self._new_policy()
+        self._max_consecutive_crashes = max_consecutive_crashes
+        # validates alpha, burn_in and max_consecutive_crashes with the core's messages
+        self._new_bandit()
         self._alpha = alpha
         self._burn_in = burn_in
-        self._max_consecutive_crashes = max_consecutive_crashes
         self._facade = facade
         self._factories: dict[str, Factory | None] = {
             "model": model_factory,
@@ -285,6 +289,9 @@ class MaxUCBIntensifier(AbstractIntensifier):
             "random_design": random_design_factory,
             "initial_design": initial_design_factory,
         }
+        if scenario.name is not None and repair_output_directory(scenario.output_directory):
+            logger.warning("restored the last complete optimization.json in %s (the previous "
+                           "process was killed while SMAC wrote it)", scenario.output_directory)
         # one Scenario per arm: the user's scenario on the arm subspace (never saved)
         self._arm_scenarios = [
             dataclasses.replace(scenario, configspace=sub) for sub in self._cash.subspaces
@@ -345,54 +352,60 @@ class MaxUCBIntensifier(AbstractIntensifier):
         return self._cash
 
     @property
+    def bandit(self) -> CashBandit:
+        """The core bandit (policy, retired arms, crash streaks; ``get_state`` saves its state)."""
+        return self._bandit
+
+    @property
     def policy(self) -> IndexPolicy:
-        """The core bandit policy (its state is what ``get_state`` saves)."""
-        return self._policy
+        """The core bandit's index policy (observations, pending pulls, indices)."""
+        return self._bandit.policy
 
     @property
     def pulls(self) -> dict[Any, int]:
         """Credited observations per arm value (crashed trials excluded)."""
-        return {a: n for a, n in zip(self._cash.arms, self._policy.n_pulls, strict=True)}
+        return {a: n for a, n in zip(self._cash.arms, self._bandit.n_pulls, strict=True)}
 
     @property
     def unavailable_arms(self) -> dict[Any, str]:
         """Arms no longer pulled, with the reason (``"exhausted"`` or ``"crashed"``)."""
-        return {a: r for a, r in zip(self._cash.arms, self._unavailable, strict=True) if r}
+        return {self._cash.arms[i]: r for i, r in self._bandit.retired.items()}
 
     def arm_of(self, config: Mapping[str, Any]) -> int:
         """The arm index of a joint configuration (from its selector value)."""
         return self._cash.arm_index(config)
 
     # ---------------------------------------------------------------- state
-    def _new_policy(self) -> IndexPolicy:
-        return POLICIES[self._policy_name](self._cash.n_arms, **self._policy_kwargs)
+    def _new_bandit(self) -> CashBandit:
+        return CashBandit(self._cash.n_arms, self._policy_name,
+                          max_consecutive_crashes=self._max_consecutive_crashes,
+                          **self._policy_kwargs)
 
     def reset(self) -> None:
-        """Reset SMAC's bookkeeping, the bandit, the arms' availability and their HPO views."""
+        """Reset SMAC's bookkeeping, the bandit and the arms' HPO views."""
         super().reset()
         k = self._cash.n_arms
-        self._policy: IndexPolicy = self._new_policy()
-        self._unavailable: list[str | None] = [None] * k
-        self._crash_streak: list[int] = [0] * k
+        self._bandit: CashBandit = self._new_bandit()
         self._arm_rh: list[RunHistory] = [RunHistory() for _ in range(k)]
         self._arm_hpo: list[_ArmHPO | None] = [None] * k
 
     def get_state(self) -> dict[str, Any]:
-        """JSON state: policy state, unavailable arms, crash streaks, arms and selector."""
+        """JSON state: the CASH space's selector and arms, and the bandit's state."""
         return {
             "selector": self._cash.selector,
             "arms": [str(a) for a in self._cash.arms],
-            "policy": self._policy.state_dict(),
-            "unavailable": list(self._unavailable),
-            "crash_streak": list(self._crash_streak),
+            "bandit": self._bandit.state_dict(),
         }
 
     def set_state(self, state: dict[str, Any]) -> None:
         """Restore :meth:`get_state` output (e.g. from ``intensifier.json`` on a restart).
 
+        Also reads the layout written before the bandit moved into the core (``policy``,
+        ``unavailable``, ``crash_streak`` at the top level), so older output directories continue.
+
         Raises:
             ValueError: the state belongs to another CASH space (selector or arms differ) or
-                another policy.
+                another policy, or a field of the bandit state is invalid (named in the error).
         """
         if not state:
             return
@@ -402,13 +415,21 @@ class MaxUCBIntensifier(AbstractIntensifier):
                 f"intensifier state is for selector {state.get('selector')!r} with arms "
                 f"{state.get('arms')}, not {self._cash.selector!r} with arms {arms}"
             )
-        policy = policy_from_state_dict(state["policy"])
+        if "bandit" in state:
+            bandit = CashBandit.from_state_dict(state["bandit"])
+        else:  # the layout of uvp-plugins before CashBandit
+            bandit = CashBandit.from_state_dict({
+                "format": "uvp-cash-bandit/1",
+                "max_consecutive_crashes": self._max_consecutive_crashes,
+                "policy": state["policy"],
+                "retired": [r if r else None for r in state["unavailable"]],
+                "crash_streak": state["crash_streak"],
+            })
+        policy = bandit.policy
         if policy.kind != self._policy_name:
             raise ValueError(f"intensifier state holds policy {policy.kind!r}, "
                              f"not {self._policy_name!r}")
-        self._policy = policy
-        self._unavailable = [r if r else None for r in state["unavailable"]]
-        self._crash_streak = [int(c) for c in state["crash_streak"]]
+        self._bandit = bandit
 
     # ------------------------------------------------------------- results
     def get_callback(self) -> Callback:
@@ -449,20 +470,18 @@ class MaxUCBIntensifier(AbstractIntensifier):
         if value.status != StatusType.RUNNING and finite:
             self._mirror(arm, info, value)
         if value.status == StatusType.SUCCESS and finite:
-            self._policy.update(arm, float(cost))
-            self._crash_streak[arm] = 0
+            self._bandit.tell(arm, float(cost))
             return
-        self._policy.cancel(arm)
-        self._crash_streak[arm] += 1
+        was_available = self._bandit.available[arm]
+        self._bandit.fail(arm)
+        streak = self._bandit.crash_streak[arm]
         logger.info(
             "trial of arm %r not credited (status %s, cost %r); %d uncredited in a row",
-            self._cash.arms[arm], StatusType(value.status).name, cost, self._crash_streak[arm],
+            self._cash.arms[arm], StatusType(value.status).name, cost, streak,
         )
-        limit = self._max_consecutive_crashes
-        if limit is not None and self._crash_streak[arm] >= limit and not self._unavailable[arm]:
-            self._unavailable[arm] = "crashed"
+        if was_available and not self._bandit.available[arm]:
             logger.warning("arm %r dropped after %d uncredited results in a row",
-                           self._cash.arms[arm], self._crash_streak[arm])
+                           self._cash.arms[arm], streak)
 
     # -------------------------------------------------------------- per-arm HPO
     def _component(self, kind: str, arm_scenario: Scenario) -> Any:
@@ -510,12 +529,22 @@ class MaxUCBIntensifier(AbstractIntensifier):
         )
         return _ArmHPO(selector)
 
-    def _sync_views(self) -> None:
-        """Rebuild the arms' run-history views from SMAC's run history (e.g. after a restart)."""
+    def _sync_views(self) -> list[TrialInfo]:
+        """Rebuild the arms' run-history views from SMAC's run history (e.g. after a restart)
+        and reconcile the bandit with it; returns the trials to submit again.
+
+        At the first ask of a process every ``RUNNING`` trial of the run history is one that
+        was running when an earlier process stopped (SMAC saves the run history with the
+        running trials at every ``tell``; nothing in this process has asked yet): its result
+        will never arrive, so it is submitted again (module docstring, *Restarts*). A successful
+        result that reached ``runhistory.json`` but not ``intensifier.json`` (the process was
+        killed between SMAC's two writes) is credited now.
+        """
         rh = self.runhistory
         self._arm_rh = [RunHistory() for _ in range(self._cash.n_arms)]
         self._arm_hpo = [None] * self._cash.n_arms
         running = [0] * self._cash.n_arms
+        successes: list[list[float]] = [[] for _ in range(self._cash.n_arms)]
         for key in rh:
             value = rh[key]
             config = rh.get_config(key.config_id)
@@ -525,14 +554,36 @@ class MaxUCBIntensifier(AbstractIntensifier):
                 continue
             if not _finite(value.cost):
                 continue
+            if value.status == StatusType.SUCCESS:
+                successes[arm].append(float(value.cost))  # type: ignore[arg-type]
             info = TrialInfo(config, instance=key.instance, seed=key.seed, budget=key.budget)
             self._mirror(arm, info, value)
+        self._credit_missing(successes)
         # pending pulls without a running trial (e.g. asked before a crash of the process)
         for arm in range(self._cash.n_arms):
-            while self._policy.pending[arm] > running[arm]:
-                self._policy.cancel(arm)
+            while self._bandit.pending[arm] > running[arm]:
+                self._bandit.release(arm)
+            while self._bandit.pending[arm] < running[arm]:
+                self._bandit.add_pending(arm)
             if self._cash.is_empty(arm) and self._arm_rh[arm].get_configs():
-                self._unavailable[arm] = self._unavailable[arm] or "exhausted"
+                self._bandit.retire(arm, "exhausted")
+        return [
+            dataclasses.replace(info, additional_info=self._trial_extra())
+            for info in rh.get_running_trials()
+        ]
+
+    def _credit_missing(self, successes: list[list[float]]) -> None:
+        """Credit successful results of the run history that the bandit state lacks."""
+        state = self._bandit.policy.state_dict()
+        taken: list[Counter[float]] = [Counter() for _ in range(self._cash.n_arms)]
+        for arm, value in state["history"] + state["burn_discarded"]:
+            taken[arm][float(value)] += 1
+        for arm, values in enumerate(successes):
+            missing = Counter(values) - taken[arm]
+            for value in sorted(missing.elements()):
+                logger.info("crediting a result of arm %r found in the run history only (%r)",
+                            self._cash.arms[arm], value)
+                self._bandit.tell(arm, value)
 
     def _next_arm_config(self, arm: int) -> Configuration | None:
         """A configuration of arm ``arm`` not yet in SMAC's run history, or None (exhausted)."""
@@ -559,44 +610,29 @@ class MaxUCBIntensifier(AbstractIntensifier):
             tries += 1
         return None
 
-    def _select_arm(self) -> int | None:
-        """The policy's arm among the available ones (see module docstring), or None."""
-        available = [r is None for r in self._unavailable]
-        if not any(available):
-            return None
-        policy = self._policy
-        for _ in range(self._cash.n_arms * (policy.burn_in + 1) + 1):
-            arm = policy.select()
-            if available[arm]:
-                return arm
-            policy.cancel(arm)
-            if not policy.in_burn_in:
-                break
-        # the policy's own rule restricted to the available arms (not registered as pending)
-        idx = np.flatnonzero(available)
-        recorded = np.asarray(policy.n_pulls)[idx]
-        if recorded.min() == 0:
-            counts = recorded + np.asarray(policy.pending)[idx]
-            return int(idx[int(np.argmin(counts))])
-        return int(idx[int(np.nanargmax(policy.indices()[idx]))])
+    def _trial_extra(self) -> dict[str, Any]:
+        cutoff = self._scenario.runtime_cutoff
+        return {"cutoff": float(cutoff)} if cutoff is not None else {}
 
     def __iter__(self) -> Iterator[TrialInfo]:
         """Yield trials forever: MaxUCB picks the arm, the arm's HPO the configuration."""
         self.__post_init__()
-        self._sync_views()
-        cutoff = self._scenario.runtime_cutoff
+        stale = self._sync_views()
+        if stale:
+            logger.info("re-submitting %d trial(s) that were running when the previous process "
+                        "stopped", len(stale))
+        yield from stale
         while True:
-            arm = self._select_arm()
+            arm = self._bandit.ask()
             if arm is None:
                 logger.warning("MaxUCBIntensifier: every arm is exhausted or dropped; stopping")
                 return
             config = self._next_arm_config(arm)
             if config is None:
-                self._policy.cancel(arm)
-                self._unavailable[arm] = "exhausted"
+                self._bandit.release(arm)
+                self._bandit.retire(arm, "exhausted")
                 logger.info("arm %r is exhausted", self._cash.arms[arm])
                 continue
             key = self.get_instance_seed_keys_of_interest()[0]
-            extra = {"cutoff": float(cutoff)} if cutoff is not None else {}
             yield TrialInfo(config=config, instance=key.instance, seed=key.seed,
-                            additional_info=extra)
+                            additional_info=self._trial_extra())

@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.stats import qmc
 
 __all__ = [
     "FloatParam",
@@ -304,6 +303,8 @@ class SearchSpace:
             raise ValueError(f"n must be a positive int, got {n!r}")
         if len(self.params) == 0:
             raise ValueError("cannot build a mesh over an empty search space")
+        from scipy.stats import qmc  # imported here: scipy.stats takes seconds to import
+
         sobol = qmc.Sobol(d=len(self.params), scramble=True, seed=seed)
         m = int(math.ceil(math.log2(max(int(n), 2))))
         u = sobol.random_base2(m)[: int(n)]
@@ -313,9 +314,23 @@ class SearchSpace:
         return configs, self.embed(configs)
 
 
+@dataclass(frozen=True)
+class _BoolValue:
+    """A ``bool`` inside a configuration key: it never equals ``1``/``0`` there, just as
+    :meth:`CategoricalParam.index` keeps the choices ``True`` and ``1`` apart."""
+
+    value: bool
+
+
 def config_key(config: Mapping[str, Any], names: Sequence[str]) -> tuple[Any, ...]:
-    """A hashable key of a configuration (values in ``names`` order)."""
-    return tuple(config[n] for n in names)
+    """A hashable key of a configuration (values in ``names`` order); equal keys mean equal
+    configurations in the sense of :meth:`CategoricalParam.index` (``True`` is not ``1``).
+
+    Example:
+        >>> config_key({"c": True}, ["c"]) == config_key({"c": 1}, ["c"])
+        False
+    """
+    return tuple(_BoolValue(v) if isinstance(v, bool) else v for v in (config[n] for n in names))
 
 
 def deduplicate_configs(

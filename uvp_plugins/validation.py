@@ -36,11 +36,14 @@ def _is_int(value: Any) -> bool:
 def check_int(name: str, value: Any, low: int | None = None, high: int | None = None) -> int:
     """``value`` as a Python ``int`` in ``[low, high]`` (either bound may be ``None``).
 
-    Integral floats (``4.0``) are accepted; other floats, strings and bools are not.
+    Integral floats (``4.0``) are accepted; a non-integral number (``2.5``, ``nan``) is a
+    ``ValueError``; strings, ``None`` and bools are a ``TypeError``.
     """
     rng = _int_range(low, high)
     if isinstance(value, float) and math.isfinite(value) and value.is_integer():
         value = int(value)
+    if isinstance(value, numbers.Real) and not isinstance(value, bool) and not _is_int(value):
+        raise ValueError(f"{name} must be {rng}, got {value!r}")
     if not _is_int(value):
         raise TypeError(f"{name} must be {rng}, got {value!r}")
     v = int(value)

@@ -35,7 +35,7 @@ def test_cli_run_and_report_on_a_synthetic_problem(tmp_path, capsys) -> None:  #
     text = capsys.readouterr().out
     assert rc == 0 and "| optuna-tpe | 1 |" in text and "| random |" not in text
     assert main(["report", str(out), "--methods", "nope"]) == 2
-    assert "nope not in" in capsys.readouterr().err
+    assert "no runs of method 'nope'" in capsys.readouterr().err
     # rerunning skips finished runs
     assert main(["run", "--problem", "lc-synthetic", "--tasks", "0", "--methods", "random",
                  "--seeds", "0", "--budget-factor", "5", "--out", str(out)]) == 0
@@ -166,26 +166,31 @@ def test_build_specs_expands_the_grid() -> None:
     assert parse_seeds("0-2,7") == [0, 1, 2, 7]
 
 
-def test_demo_plan_names_only_registered_problems_and_methods() -> None:
+def test_demo_blocks_name_only_registered_problems_and_methods() -> None:
     from uvp_plugins.bench import registry
-    from uvp_plugins.bench.cli import DEMO_PLAN
+    from uvp_plugins.bench.demo import DEMO_BLOCKS
+    from uvp_plugins.bench.runner import RunSpec
 
-    for problem, task, methods, factor, total, seeds in DEMO_PLAN:
-        specs = build_specs(problem, task, ",".join(methods), ",".join(map(str, seeds)), factor, total)
-        assert len(specs) == len(methods) * len(seeds)
-        assert all(m in registry.methods() for m in methods)
+    for block in DEMO_BLOCKS:
+        methods = [block.ours, *block.peers]
+        jobs = block.jobs(methods, block.seeds)
+        assert len(jobs) == len(methods) * len(block.seeds)
+        for job in jobs:
+            if isinstance(job, RunSpec):
+                assert job.method in registry.methods() and job.problem in registry.problems()
 
 
-def test_censored_quality_subcommand_takes_its_own_options(capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_censored_quality_subcommand_takes_its_own_options(capsys, monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(SystemExit) as exc:
         main(["censored-quality", "--help"])
     assert exc.value.code == 0
     assert "--censor-value" in capsys.readouterr().out
     rc = main(["censored-quality", "--seeds", "0", "--functions", "branin", "--percentiles", "80",
-               "--methods", "T", "I", "--n-members", "1", "--n-steps", "20", "--n-copies", "2"])
+               "--methods", "T", "I", "--n-members", "1", "--n-steps", "20", "--n-copies", "2",
+               "--results", str(tmp_path / "cq")])
     assert rc == 0
     assert "branin" in capsys.readouterr().out
-    monkeypatch.setenv("PYTHONHASHSEED", "0")  # in-process (see the next test for the child)
+    assert len(list((tmp_path / "cq").rglob("*.json"))) == 1  # one job: (seed, function, percentile)
     with pytest.raises(SystemExit) as exc:
         main(["tobit-runtime", "--help"])
     assert exc.value.code == 0
@@ -193,19 +198,21 @@ def test_censored_quality_subcommand_takes_its_own_options(capsys, monkeypatch) 
 
 
 def test_tobit_runtime_runs_smac_with_a_fixed_hash_seed(tmp_path, monkeypatch, capfd) -> None:  # type: ignore[no-untyped-def]
-    # SMAC's local search orders start points by string hash: without a PYTHONHASHSEED from the
-    # caller the subcommand runs in a child process with PYTHONHASHSEED=0 and records it
+    # SMAC's local search orders start points by string hash: the runner's workers start with
+    # PYTHONHASHSEED=0 unless the caller set it, and each row records it
     monkeypatch.delenv("PYTHONHASHSEED", raising=False)
     out = tmp_path / "rows.json"
     rc = main(["tobit-runtime", "--seeds", "0", "--methods", "smac-rf", "--max-trials", "10",
-               "--runtime-budget", "40", "--json", str(out)])
+               "--runtime-budget", "40", "--json", str(out), "--results", str(tmp_path / "a")])
     assert rc == 0
     assert "smac-rf" in capfd.readouterr().out
     assert [(r["method"], r["python_hash_seed"]) for r in json.loads(out.read_text())] == [("smac-rf", "0")]
     assert "PYTHONHASHSEED" not in os.environ
-    assert main(["tobit-runtime", "--max-trials", "many"]) == 2  # the child's argparse error
-    monkeypatch.setenv("PYTHONHASHSEED", "7")  # a caller's seed is kept: runs in-process
+    with pytest.raises(SystemExit) as exc:
+        main(["tobit-runtime", "--max-trials", "many"])
+    assert exc.value.code == 2
+    monkeypatch.setenv("PYTHONHASHSEED", "7")  # a caller's seed is kept
     rc = main(["tobit-runtime", "--seeds", "0", "--methods", "random", "--max-trials", "5",
-               "--runtime-budget", "20", "--json", str(out)])
+               "--runtime-budget", "20", "--json", str(out), "--results", str(tmp_path / "b")])
     assert rc == 0
     assert [r["python_hash_seed"] for r in json.loads(out.read_text())] == ["7"]

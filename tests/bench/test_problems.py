@@ -1,4 +1,5 @@
-"""Each problem's evaluate() on a few points; YAHPO values equal a direct yahpo-gym query."""
+"""Each problem's evaluate() on a few points; YAHPO problems map budgets to the surrogate's
+fidelities (the surrogate itself is checked against yahpo-gym in test_yahpo_surrogate.py)."""
 
 from __future__ import annotations
 
@@ -10,62 +11,26 @@ import pytest
 from uvp_plugins.bench.cli import main
 from uvp_plugins.bench.problems.sklearn_mf import SklearnGBProblem, SklearnMLPProblem
 from uvp_plugins.bench.problems.synthetic import LCSynthetic, MFBranin, MFHartmann
-from uvp_plugins.bench.problems.yahpo import YahpoProblem, resolve_yahpo_data, yahpo_benchmark
+from uvp_plugins.bench.problems.yahpo import YahpoProblem
 
 
-def test_yahpo_lcbench_matches_a_direct_yahpo_gym_query(yahpo_data) -> None:  # type: ignore[no-untyped-def]
+def test_yahpo_lcbench_matches_a_direct_surrogate_query(yahpo_data) -> None:  # type: ignore[no-untyped-def]
     prob = YahpoProblem("lcbench", "3945", yahpo_data)
     assert prob.max_budget == 52 and prob.direction == "max" and prob.metric == "val_accuracy"
-    bench = yahpo_benchmark("lcbench", str(resolve_yahpo_data(yahpo_data, "lcbench")))
+    sur = prob.surrogate
     for config in prob.space.sample(3, 0):
-        direct = bench.objective_function({**config, "OpenML_task_id": "3945", "epoch": 17})
-        assert prob.evaluate(config, 17) == pytest.approx(float(direct[0]["val_accuracy"]))
+        direct = sur.predict([{**config, "OpenML_task_id": "3945", "epoch": 17}])
+        assert prob.evaluate(config, 17) == pytest.approx(float(direct[0, sur.target_index("val_accuracy")]))
         curve = prob.curve(config)
         assert curve.shape == (52,)
         assert curve[16] == pytest.approx(prob.evaluate(config, 17))
-
-
-_LOAD_YAHPO = """
-import sys
-from pathlib import Path
-from uvp_plugins.bench.problems.yahpo import YahpoProblem
-from yahpo_gym import local_config
-prob = YahpoProblem("rbv2_rpart", "41138", sys.argv[1])
-value = prob.evaluate(prob.space.sample(1, 0)[0], 20)
-assert 0.0 <= value <= 1.0, value
-settings = Path(local_config.settings_path)
-assert settings.is_file()
-print(settings)
-"""
-
-
-def test_yahpo_settings_are_private_to_each_process(yahpo_data, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    # parallel workers used to rewrite one shared settings file (a reader could see it truncated
-    # and die with "Could not load local_config"), and the user's own setting was overwritten
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    user_settings = tmp_path / "yahpo_gym"
-    user_settings.write_text("data_path: /the/users/own/copy\n")
-    env = {**os.environ, "YAHPO_LOCAL_CONFIG": str(user_settings)}
-    workers = [subprocess.Popen([sys.executable, "-c", _LOAD_YAHPO, str(yahpo_data)], env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-               for _ in range(3)]
-    outputs = [w.communicate(timeout=300) for w in workers]
-    assert [w.returncode for w in workers] == [0, 0, 0], [err for _, err in outputs]
-    private = [Path(out.strip().splitlines()[-1]) for out, _ in outputs]
-    assert len(set(private)) == 3 and user_settings not in private
-    assert not any(p.exists() for p in private)  # removed when the process exits
-    assert user_settings.read_text() == "data_path: /the/users/own/copy\n"
 
 
 @pytest.mark.parametrize("scenario", ["rbv2_rpart", "rbv2_xgboost"])
 def test_yahpo_rbv2_trainsize_grid(yahpo_data, scenario) -> None:  # type: ignore[no-untyped-def]
     prob = YahpoProblem(scenario, None, yahpo_data)
     assert prob.max_budget == 20 and prob.fidelity == "trainsize"
-    bench = yahpo_benchmark(scenario, str(resolve_yahpo_data(yahpo_data, scenario)))
+    sur = prob.surrogate
     for config in prob.space.sample(4, 1):
         v = prob.evaluate(config, 10)
         assert 0.0 <= v <= 1.0
@@ -75,8 +40,8 @@ def test_yahpo_rbv2_trainsize_grid(yahpo_data, scenario) -> None:  # type: ignor
                 q.pop(k)
         elif scenario == "rbv2_xgboost" and q["booster"] == "gbtree":
             q.pop("rate_drop"), q.pop("skip_drop")
-        direct = bench.objective_function({**q, "task_id": prob.task, "trainsize": 0.5, "repl": 10})
-        assert v == pytest.approx(float(direct[0]["acc"]))
+        direct = sur.predict([{**q, "task_id": prob.task, "trainsize": 0.5, "repl": 10}])
+        assert v == pytest.approx(float(direct[0, sur.target_index("acc")]))
 
 
 def test_yahpo_bad_input_is_explained(yahpo_data, tmp_path) -> None:  # type: ignore[no-untyped-def]

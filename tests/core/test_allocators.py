@@ -17,12 +17,12 @@ from uvp_plugins.adacent.allocators import (
     enhanced_adacent,
     enhanced_fullcent,
     fullcent,
-    resolve_epsilon,
 )
-from uvp_plugins.adacent.curves import estimate_lipschitz
+from uvp_plugins.adacent.curves import estimate_lipschitz, resolve_epsilon
 from uvp_plugins.adacent.kcenter import covering_radius, greedy_kcenter
+from uvp_plugins.adacent.value_scale import positive_scores
 from uvp_plugins.bench.context import RunContext
-from uvp_plugins.bench.methods.uvp_core import positive_score
+from uvp_plugins.bench.methods.uvp_core import StreamingScores
 from uvp_plugins.bench.problems.base import Problem
 from uvp_plugins.bench.registry import get_method
 from uvp_plugins.space import FloatParam, SearchSpace
@@ -281,14 +281,13 @@ def test_bench_methods_spend_the_run_budget_through_the_context(direction: str, 
     assert problem.better(ctx.ledger.best, worst)
 
 
-def test_positive_score() -> None:
-    for direction in ("max", "min"):
-        vs = np.linspace(-5, 120, 301)
-        s = np.array([positive_score(v, direction) for v in vs])
-        assert np.all(s > 0)
-        d = np.diff(s)
-        assert np.all(d > 0) if direction == "max" else np.all(d < 0)
-    assert positive_score(93.5, "max") == 93.5
-    assert positive_score(0.0, "min") == 1.0
-    with pytest.raises(ValueError, match="direction"):
-        positive_score(1.0, "up")
+def test_core_rows_score_values_with_the_one_rule_of_value_scale() -> None:
+    # the core-* benchmark rows use value_scale.positive_scores (the adapters' rule), applied to
+    # the values paid so far: accuracies unchanged, positive losses reciprocal
+    acc = StreamingScores(maximize=True)
+    assert [acc(v) for v in (0.62, 0.91, 93.5)] == [0.62, 0.91, 93.5]  # rule 1, also below 1
+    loss = StreamingScores(maximize=False)
+    assert [loss(v) for v in (0.5, 0.25)] == [2.0, 4.0]  # rule 2
+    values = [-3.0, -1.0, -2.0]  # rule 3 (non-positive): affine, relative to the values so far
+    neg = StreamingScores(maximize=True)
+    assert [neg(v) for v in values][-1] == positive_scores(values)[-1]

@@ -309,3 +309,89 @@ def test_ucb_quantile_ucb_and_round_robin_indices() -> None:
         seq.append(arm)
         fresh.update(arm, 0.1 * arm)
     assert seq == [0, 1, 2, 0, 1, 2, 0]
+
+
+# ------------------------------------------------------------------ extreme and corrupt input
+@pytest.mark.parametrize(
+    "losses",
+    [
+        [1e308, -1e308],  # the range overflows to inf
+        [-1.7e308, 1.7e308, 0.0],
+        [0.0, 5e-324],  # a subnormal range: 0.98 / range overflows
+        [1e-310, 3e-310, 2e-310],
+    ],
+)
+def test_rewards_and_indices_stay_finite_for_extreme_loss_ranges(losses: list[float]) -> None:
+    scaled = scale_rewards(np.array(losses))
+    assert np.all(np.isfinite(scaled))
+    assert scaled.min() == pytest.approx(0.01) and scaled.max() == pytest.approx(0.99)
+    # the order is kept: the smallest loss gets the largest reward
+    assert int(np.argmax(scaled)) == int(np.argmin(losses))
+    for cls in POLICIES.values():
+        b = cls(len(losses))
+        for i, x in enumerate(losses):
+            b.update(b.select(), x)
+            assert b.n_pulls[i] == 1
+        assert np.all(np.isfinite(b.indices())), cls.__name__
+        if cls is MaxUCB:  # equal bonus: the arm of the smallest loss has the largest index
+            assert b.select() == int(np.argmin(losses))
+
+
+def test_scale_rewards_is_unchanged_for_ordinary_ranges() -> None:
+    rng = np.random.default_rng(0)
+    for _ in range(100):
+        losses = rng.normal(size=int(rng.integers(2, 20))) * 10 ** rng.uniform(-6, 6)
+        r = -losses
+        expected = 0.01 + (r - r.min()) * (0.98 / (r.max() - r.min()))
+        assert np.array_equal(scale_rewards(losses), expected)  # bit for bit
+
+
+def _state_with_history() -> dict:
+    b = MaxUCB(3, burn_in=1)
+    for _ in range(3):
+        b.update(b.select(), 0.5)
+    for loss in (0.1, 0.2, 0.3, 0.4):
+        b.update(b.select(), loss)
+    b.select()
+    return json.loads(json.dumps(b.state_dict()))
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "error", "message"),
+    [
+        (("history", 0, 1), float("nan"), ValueError, r"state\['history'\]\[0\]: loss must be finite"),
+        (("history", 1, 1), float("inf"), ValueError, r"state\['history'\]\[1\]: loss must be finite"),
+        (("history", 0, 0), 3, ValueError, r"state\['history'\]\[0\]: arm must be an int in \[0, 2\]"),
+        (("history", 0, 0), 0.5, TypeError, r"state\['history'\]\[0\]: arm must be an int"),
+        (("history", 2), [1], ValueError, r"state\['history'\]\[2\] must be an \[arm, loss\] pair"),
+        (("pending", 1), -1, ValueError, r"state\['pending'\]\[1\] must be an int >= 0, got -1"),
+        (("pending", 0), 1.5, ValueError, r"state\['pending'\]\[0\] must be an int >= 0"),
+        (("pending",), [0, 0], ValueError, r"state\['pending'\] must be a list of 3 ints"),
+        (("burn_pending", 2), -3, ValueError, r"state\['burn_pending'\]\[2\] must be an int >= 0"),
+        (("burn_issued",), -1, ValueError, r"state\['burn_issued'\] must be an int in \[0, 3\]"),
+        (("burn_issued",), 4, ValueError, r"state\['burn_issued'\] must be an int in \[0, 3\]"),
+        (("burn_discarded", 0, 1), float("nan"), ValueError,
+         r"state\['burn_discarded'\]\[0\]: loss must be finite"),
+        (("params", "alpha"), -1.0, ValueError, "alpha must be a finite float >= 0"),
+        (("history",), "nope", TypeError, r"state\['history'\] must be a list"),
+    ],
+)
+def test_restored_state_is_validated_with_errors_naming_the_field(
+    path: tuple, value: object, error: type, message: str
+) -> None:
+    state = _state_with_history()
+    target = state
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    with pytest.raises(error, match=message):
+        MaxUCB.from_state_dict(state)
+
+
+def test_restored_state_missing_fields_are_named() -> None:
+    state = _state_with_history()
+    del state["pending"]
+    with pytest.raises(ValueError, match=r"state is missing 'pending'"):
+        MaxUCB.from_state_dict(state)
+    with pytest.raises(TypeError, match="state must be a dict"):
+        MaxUCB.from_state_dict([1, 2])  # type: ignore[arg-type]

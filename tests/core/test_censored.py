@@ -462,5 +462,62 @@ def test_cli_merges_json_rows_and_reports_per_seed(tmp_path: Any, capsys: Any) -
     out = capsys.readouterr().out
     assert '"T_below_I": 1' in out and "seed 1: T<I in 1/1" in out
     (tmp_path / "other.json").write_text(json.dumps([{**row(2, "T", 0.1), "n_steps": 99}]))
-    with pytest.raises(ValueError, match="mix protocols"):
-        main(["--from-json", str(tmp_path / "s0.json"), str(tmp_path / "other.json")])
+    assert main(["--from-json", str(tmp_path / "s0.json"), str(tmp_path / "other.json")]) == 2
+    assert "mix protocols" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------------- state
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"n_members": 3},
+        {"n_members": 1, "log_y": True, "loss": "gaussian", "grad_clip": None},
+        {"n_members": 2, "input_bounds": ([0.0, 0.0], [2.0, 1.0]), "hidden": (8, 4), "seed": None},
+    ],
+)
+def test_state_dict_round_trip_predicts_bit_for_bit(kwargs: dict) -> None:
+    import json
+
+    X, y, censored, _ = _capped_data(60)
+    if kwargs.get("log_y"):
+        y = np.exp(y / 4.0)
+    model = TobitEnsemble(n_steps=40, **kwargs)
+    unfitted = TobitEnsemble.from_state_dict(json.loads(json.dumps(model.state_dict())))
+    assert unfitted.state_dict() == model.state_dict()
+    with pytest.raises(RuntimeError, match="not fitted"):
+        unfitted.predict(X)
+    model.fit(X, y, censored)
+    text = json.dumps(model.state_dict(), allow_nan=False)  # strict JSON
+    twin = TobitEnsemble.from_state_dict(json.loads(text))
+    assert twin.state_dict() == model.state_dict()
+    for a, b in zip(model.predict(X), twin.predict(X), strict=True):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(model.predict_noise(X), twin.predict_noise(X))
+    # a restored model refits like the original (same parameters, same seed)
+    if kwargs.get("seed", 0) is not None:
+        np.testing.assert_array_equal(
+            twin.fit(X, y, censored).predict(X)[0], model.fit(X, y, censored).predict(X)[0]
+        )
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        (("format",), "uvp-tobit-ensemble/0", "state format must be 'uvp-tobit-ensemble/1'"),
+        (("fit", "theta"), [0.0, 1.0], r"state\['fit'\]\['theta'\] must hold \d+ finite weights"),
+        (("fit", "x_low"), [0.0], r"state\['fit'\]\['x_low'\] must be 2 finite floats"),
+        (("fit", "y_std"), 0.0, r"state\['fit'\]\['y_std'\] must be > 0"),
+        (("fit", "y_mean"), float("nan"), r"state\['fit'\]\['y_mean'\] must be a finite float"),
+        (("fit", "n_features"), 0, r"state\['fit'\]\['n_features'\] must be an int >= 1"),
+        (("params", "n_members"), 0, "n_members must be an integer >= 1"),
+    ],
+)
+def test_corrupt_state_is_rejected_naming_the_field(path: tuple, value: object, message: str) -> None:
+    X, y, censored, _ = _capped_data(30)
+    state = TobitEnsemble(n_members=2, n_steps=10).fit(X, y, censored).state_dict()
+    target = state
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    with pytest.raises((ValueError, TypeError), match=message):
+        TobitEnsemble.from_state_dict(state)

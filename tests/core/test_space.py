@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from uvp_plugins.space import CategoricalParam, FloatParam, IntParam, SearchSpace
+from uvp_plugins.space import CategoricalParam, FloatParam, IntParam, SearchSpace, config_key
 
 
 def _space() -> SearchSpace:
@@ -92,6 +92,19 @@ def test_sobol_mesh_deduplicates_after_rounding() -> None:
     keys = {(c["a"], c["b"]) for c in configs}
     assert len(configs) == len(keys) == 6
     assert z.shape == (6, 3)
+
+
+def test_true_and_one_are_different_choices_in_keys_and_meshes() -> None:
+    # issue 19 (5): config_key conflated True with 1 (equal and same hash in a tuple), so a
+    # mesh over the choices (1, True, "a") lost True to deduplication
+    space = SearchSpace([CategoricalParam("c", (1, True, "a"))])
+    configs, z = space.sobol_mesh(16, seed=0)
+    assert sorted(repr(c["c"]) for c in configs) == ["'a'", "1", "True"]
+    assert z.shape == (3, 3)
+    assert config_key({"c": True}, ["c"]) != config_key({"c": 1}, ["c"])
+    assert config_key({"c": False}, ["c"]) != config_key({"c": 0.0}, ["c"])
+    assert config_key({"c": 1}, ["c"]) == config_key({"c": 1.0}, ["c"])  # as CategoricalParam
+    assert config_key({"c": True}, ["c"]) == config_key({"c": True}, ["c"])
 
 
 def test_mesh_covers_the_cube_evenly() -> None:

@@ -35,8 +35,13 @@ def objective(trial: optuna.Trial) -> float:
     return v
 
 
-def _candidates(trials: list[optuna.trial.FrozenTrial]) -> list[int]:
-    return [t.system_attrs["uvp:candidate"] for t in trials if "uvp:candidate" in t.system_attrs]
+def _candidates(trials: list[optuna.trial.FrozenTrial]) -> list[tuple]:
+    """The configurations the sampler chose (mesh or local candidates), one per trial."""
+    return [
+        tuple(sorted(t.system_attrs["uvp:params"].items()))
+        for t in trials
+        if "uvp:params" in t.system_attrs
+    ]
 
 
 def test_threads_share_one_sampler_without_duplicates() -> None:
@@ -155,3 +160,49 @@ def test_inside_hyperband_bracket_view() -> None:
     assert states.count(TrialState.PRUNED) > 0
     cands = _candidates(study.trials)
     assert len(cands) >= 28 and len(set(cands)) == len(cands)
+
+
+INSTANT_WORKER = textwrap.dedent(
+    """
+    import sys, time
+    import optuna
+    from optuna.storages import JournalStorage
+    from optuna.storages.journal import JournalFileBackend
+    from optuna_ext import EnhancedAdaCentSampler
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    backend, path, start, n = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
+    storage = JournalStorage(JournalFileBackend(path)) if backend == "journal" else path
+    study = optuna.load_study(study_name="race", storage=storage,
+                              sampler=EnhancedAdaCentSampler(seed=0))
+    while time.time() < start:  # all workers ask at once
+        time.sleep(0.002)
+    study.optimize(lambda t: t.suggest_float("x", 0, 1) + t.suggest_float("y", 0, 1), n_trials=n)
+    """
+)
+
+
+def test_processes_with_an_instant_objective_never_share_a_configuration(tmp_path: Path) -> None:
+    """Issue 19 (1): 4 processes x 25 trials used to give 1-18 duplicates on a journal file
+    (a rival's claim was missed once it had finished, or when it wrote after the re-read).
+    SQLite, PostgreSQL and the gRPC proxy: tests/optuna_ext/test_optuna_servers.py."""
+    import time
+
+    backend, path = "journal", str(tmp_path / "race.log")
+    storage = JournalStorage(JournalFileBackend(path))
+    optuna.create_study(study_name="race", storage=storage, direction="maximize")
+    script = tmp_path / "worker.py"
+    script.write_text(INSTANT_WORKER)
+    start = time.time() + 4.0
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(script), backend, path, str(start), "40"], stderr=subprocess.PIPE
+        )
+        for _ in range(4)
+    ]
+    for p in procs:
+        _, err = p.communicate(timeout=180)
+        assert p.returncode == 0, err.decode()
+    trials = optuna.load_study(study_name="race", storage=storage).trials
+    assert len(trials) == 160 and all(t.state == TrialState.COMPLETE for t in trials)
+    params = [(t.params["x"], t.params["y"]) for t in trials]
+    assert len(set(params)) == 160, f"{160 - len(set(params))} duplicate configurations"

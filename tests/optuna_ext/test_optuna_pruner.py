@@ -45,7 +45,6 @@ def _first_pruned_step(study: optuna.Study, values: list[float], steps: list[int
     [
         ({"max_resource": 1}, "max_resource"),
         ({"max_resource": 2.5}, "max_resource"),
-        ({"max_resource": True}, "max_resource"),
         ({"max_resource": 10, "delta": 0.0}, "delta"),
         ({"max_resource": 10, "delta": 1.0}, "delta"),
         ({"max_resource": 10, "delta": -0.2}, "delta"),
@@ -57,6 +56,11 @@ def _first_pruned_step(study: optuna.Study, values: list[float], steps: list[int
 def test_constructor_validation(kwargs: dict[str, object], match: str) -> None:
     with pytest.raises(ValueError, match=match):
         PredPruner(**kwargs)  # type: ignore[arg-type]
+
+
+def test_a_bool_is_not_a_budget() -> None:
+    with pytest.raises(TypeError, match=r"max_resource must be an int >= 2, got True"):
+        PredPruner(max_resource=True)
 
 
 @pytest.mark.parametrize("direction", ["maximize", "minimize"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import optuna
@@ -32,7 +33,10 @@ def _candidate(t: optuna.trial.FrozenTrial) -> int | None:
 
 @pytest.mark.parametrize("direction", ["maximize", "minimize"])
 def test_mixed_space_trials_are_distinct_mesh_points(direction: str) -> None:
-    study = optuna.create_study(direction=direction, sampler=EnhancedAdaCentSampler(seed=3))
+    """The paper's sampler (guidance=None): every trial after the first is a mesh center."""
+    study = optuna.create_study(
+        direction=direction, sampler=EnhancedAdaCentSampler(seed=3, guidance=None)
+    )
     study.optimize(_mixed_objective, n_trials=25)
     trials = study.trials
     assert all(t.state == TrialState.COMPLETE for t in trials)
@@ -124,9 +128,13 @@ def test_auto_epsilon_and_pruned_failed_trials() -> None:
     states = [t.state for t in study.trials]
     assert states.count(TrialState.FAIL) == 4
     assert states.count(TrialState.PRUNED) > 0
-    cands = [_candidate(t) for t in study.trials if _candidate(t) is not None]
-    # failed trials' candidates are not handed out again either
-    assert len(set(cands)) == len(cands) >= 28
+    chosen = [
+        tuple(sorted(t.system_attrs["uvp:params"].items()))
+        for t in study.trials
+        if "uvp:params" in t.system_attrs
+    ]
+    # failed trials' configurations are not handed out again either (mesh or local candidates)
+    assert len(set(chosen)) == len(chosen) >= 28
 
 
 def test_enqueue_trial_is_honoured_and_counts_as_center() -> None:
@@ -202,6 +210,7 @@ def test_unit_array_candidates() -> None:
         ({"delta": 1.0}, "delta"),
         ({"delta": 0.0}, "delta"),
         ({"max_resource": 1}, "max_resource"),
+        ({"seed": -1}, r"seed must be an int >= 0 or None, got -1"),
     ],
 )
 def test_constructor_validation(kwargs: dict[str, object], match: str) -> None:
@@ -259,6 +268,28 @@ def test_space_round_trip() -> None:
     assert OptunaSpace(to_distributions(space)).space == space
 
 
+def test_a_categorical_holding_1_and_true_is_sampled_as_optuna_stores_it() -> None:
+    # issue 19 (5): Optuna stores True as 1 when 1 comes first; the sampler proposed the
+    # never-seen True again and again (22-24 of 25 trials got c=1)
+    osp = OptunaSpace({"c": CategoricalDistribution([1, True, "a", 1.0])})
+    assert osp.space["c"] == CategoricalParam("c", (1, "a"))
+    assert osp.encode_value("c", True) == 1 and osp.encode_value("c", 1.0) == 1
+    assert osp.params_key({"c": True}) == osp.params_key({"c": 1})
+    with pytest.raises(ValueError, match="parameter 'c': 'z' is not one of"):
+        osp.encode_value("c", "z")
+
+    def objective(trial: optuna.Trial) -> float:
+        trial.suggest_categorical("c", [1, True, "a"])
+        return trial.suggest_float("x", 0.0, 1.0)
+
+    study = optuna.create_study(sampler=EnhancedAdaCentSampler(seed=0))
+    study.optimize(objective, n_trials=25)
+    cs = [t.params["c"] for t in study.trials]
+    assert 10 <= cs.count(1) <= 15 and cs.count(1) + cs.count("a") == 25
+    proposed = [t.system_attrs["uvp:params"]["c"] for t in study.trials[1:]]
+    assert not any(isinstance(c, bool) for c in proposed)
+
+
 def test_empty_and_single_valued_search_spaces() -> None:
     study = optuna.create_study(sampler=EnhancedAdaCentSampler(seed=0))
     study.optimize(lambda t: 1.0, n_trials=3)  # no parameters at all
@@ -283,7 +314,7 @@ def test_exhausted_sobol_mesh_doubles_and_a_restart_makes_the_same_choices() -> 
     storage = optuna.storages.InMemoryStorage()
     study = optuna.create_study(
         storage=storage, direction="maximize", study_name="g",
-        sampler=EnhancedAdaCentSampler(seed=4, n_candidates=16),
+        sampler=EnhancedAdaCentSampler(seed=4, n_candidates=16, guidance=None),
     )
     study.optimize(objective, n_trials=40)
     params = [(t.params["x"], t.params["y"]) for t in study.trials]
@@ -298,7 +329,9 @@ def test_exhausted_sobol_mesh_doubles_and_a_restart_makes_the_same_choices() -> 
     copy = optuna.storages.InMemoryStorage()
     optuna.copy_study(from_study_name="g", from_storage=storage, to_storage=copy)
     fresh = optuna.load_study(
-        study_name="g", storage=copy, sampler=EnhancedAdaCentSampler(seed=4, n_candidates=16)
+        study_name="g",
+        storage=copy,
+        sampler=EnhancedAdaCentSampler(seed=4, n_candidates=16, guidance=None),
     )
     picks = []
     for s in (study, fresh):
@@ -319,3 +352,58 @@ def test_small_discrete_space_repeats_candidates_once_exhausted() -> None:
     assert set(values) == {"a", "b", "c"}
     assert all(t.state == TrialState.COMPLETE for t in study.trials)
     assert {t.system_attrs.get("uvp:mesh") for t in study.trials[1:]} == {"sobol:0:8"}
+
+
+def _smooth(trial: optuna.Trial) -> float:
+    x = trial.suggest_float("x", 0.0, 1.0)
+    y = trial.suggest_float("y", 0.0, 1.0)
+    units = trial.suggest_int("units", 8, 128, log=True)
+    act = trial.suggest_categorical("act", ["relu", "tanh"])
+    return 1.0 - (x - 0.7) ** 2 - (y - 0.2) ** 2 - 0.1 * abs(math.log2(units) - 5) - 0.2 * (act == "tanh")
+
+
+def test_default_guidance_concentrates_where_the_values_point() -> None:
+    """After guidance.n_init trials the default sampler maximises expected improvement (mesh and
+    local candidates), so its later trials are better than the paper sampler's coverage."""
+    later = {}
+    for name, kwargs in (("guided", {}), ("paper", {"guidance": None})):
+        study = optuna.create_study(
+            direction="maximize", sampler=EnhancedAdaCentSampler(seed=1, **kwargs)
+        )
+        study.optimize(_smooth, n_trials=40)
+        trials = study.trials
+        assert len({tuple(sorted(t.params.items())) for t in trials}) == 40
+        for t in trials:
+            assert 8 <= t.params["units"] <= 128 and isinstance(t.params["units"], int)
+            assert t.params["act"] in ("relu", "tanh")
+        later[name] = sorted(t.value for t in trials[20:])[-10:]
+        if name == "guided":
+            sources = {t.system_attrs.get("uvp:mesh", "") for t in trials[12:]}
+            assert "local" in sources  # refinement below the mesh's resolution
+    assert sum(later["guided"]) > sum(later["paper"])
+    assert max(later["guided"]) > 0.95
+
+
+def test_default_guidance_restarts_from_storage_with_the_same_choices(tmp_path: Path) -> None:
+    """The surrogate is a pure function of the trials: a fresh process (sampler) on the same
+    storage proposes what the running one proposes."""
+    url = f"sqlite:///{tmp_path / 'g.db'}"
+    study = optuna.create_study(
+        storage=url, study_name="g", direction="maximize", sampler=EnhancedAdaCentSampler(seed=2)
+    )
+    study.optimize(_smooth, n_trials=25)
+    copy = f"sqlite:///{tmp_path / 'copy.db'}"
+    optuna.copy_study(from_study_name="g", from_storage=url, to_storage=copy)
+    fresh = optuna.load_study(study_name="g", storage=copy, sampler=EnhancedAdaCentSampler(seed=2))
+    picks = []
+    for s in (study, fresh):
+        t = s.ask()
+        picks.append(_smooth(t))
+        s.tell(t, state=TrialState.FAIL)
+    assert picks[0] == picks[1]
+    assert study.trials[-1].system_attrs["uvp:params"] == fresh.trials[-1].system_attrs["uvp:params"]
+
+
+def test_guidance_argument_is_checked() -> None:
+    with pytest.raises(TypeError, match="guidance must be a uvp_plugins.adacent.guidance.Guidance or None"):
+        EnhancedAdaCentSampler(guidance={"n_init": 3})  # type: ignore[arg-type]

@@ -150,7 +150,9 @@ def test_optimize_follows_maxucb_and_keeps_joint_incumbent(tmp_path: Path) -> No
     assert sum(intensifier.pulls.values()) == 24
     # SMAC's output directory holds the bandit state in intensifier.json
     data = json.loads((scenario.output_directory / "intensifier.json").read_text())
-    assert data["state"]["policy"]["history"] == [list(h) for h in intensifier.policy.history()]
+    bandit_state = data["state"]["bandit"]
+    assert bandit_state["format"] == "uvp-cash-bandit/1"
+    assert bandit_state["policy"]["history"] == [list(h) for h in intensifier.policy.history()]
     assert data["incumbent_ids"] == [smac.runhistory.get_config_id(incumbent)]
 
 
@@ -343,7 +345,8 @@ def test_an_arm_that_always_crashes_is_dropped(tmp_path: Path) -> None:
     assert lin == [StatusType.CRASHED] * 3
     assert intensifier.unavailable_arms == {"lin": "crashed"}
     assert intensifier.pulls == {"quad": 9, "lin": 0}
-    assert intensifier.get_state()["crash_streak"] == [0, 3]
+    assert intensifier.get_state()["bandit"]["crash_streak"] == [0, 3]
+    assert intensifier.bandit.retired == {1: "crashed"}
 
 
 # -------------------------------------------------------------------------------- restart
@@ -407,11 +410,25 @@ def test_intensifier_contract_and_state_round_trip(tmp_path: Path) -> None:
         smac.tell(info, TrialValue(cost=loss(info.config)))
     state = intensifier.get_state()
     assert json.loads(json.dumps(state)) == state
-    assert len(state["policy"]["burn_discarded"]) == 3 and state["policy"]["pending"] == [1, 0, 0]
+    policy_state = state["bandit"]["policy"]
+    assert len(policy_state["burn_discarded"]) == 3 and policy_state["pending"] == [1, 0, 0]
     fresh = MaxUCBIntensifier(scenario, alpha=0.7, burn_in=1)
     fresh.set_state(json.loads(json.dumps(state)))
     assert fresh.get_state() == state
     assert np.array_equal(fresh.policy.indices(), intensifier.policy.indices(), equal_nan=True)
+    # the layout written before the bandit moved into the core is still read
+    legacy = {"selector": state["selector"], "arms": state["arms"],
+              "policy": state["bandit"]["policy"], "unavailable": [None, None, ""],
+              "crash_streak": [0, 2, 0]}
+    old = MaxUCBIntensifier(scenario, alpha=0.7, burn_in=1)
+    old.set_state(legacy)
+    assert old.policy.state_dict() == intensifier.policy.state_dict()
+    assert old.bandit.crash_streak == [0, 2, 0] and old.unavailable_arms == {}
+    # a corrupt bandit state is rejected, naming the field
+    broken = json.loads(json.dumps(state))
+    broken["bandit"]["policy"]["burn_discarded"][0][1] = float("nan")
+    with pytest.raises(ValueError, match=r"state\['burn_discarded'\]\[0\]: loss must be finite"):
+        MaxUCBIntensifier(scenario, alpha=0.7, burn_in=1).set_state(broken)
     # a state of another CASH space or policy is rejected
     with pytest.raises(ValueError, match="arms"):
         MaxUCBIntensifier(make_scenario(tmp_path / "o", cash_space(False), 30)).set_state(state)
@@ -553,3 +570,72 @@ def test_parallel_dask_workers_credit_every_result_to_its_arm(tmp_path: Path) ->
     told_arms = sorted(intensifier.arm_of(c) for c, _, _ in rec.told)
     assert sorted(arm for arm, _ in history) == told_arms
     assert intensifier.pulls["lin"] > intensifier.pulls["quad"]
+
+
+# ------------------------------------------------------------- driver stopped mid-flight
+def _credited(intensifier: MaxUCBIntensifier) -> list[list[float]]:
+    """Per arm, every result the bandit took (observations and discarded burn-in results)."""
+    state = intensifier.policy.state_dict()
+    out: list[list[float]] = [[] for _ in range(intensifier.cash_space.n_arms)]
+    for arm, value in state["history"] + state["burn_discarded"]:
+        out[arm].append(value)
+    return [sorted(v) for v in out]
+
+
+def _successes(smac: Any, intensifier: MaxUCBIntensifier) -> list[list[float]]:
+    rh = smac.runhistory
+    out: list[list[float]] = [[] for _ in range(intensifier.cash_space.n_arms)]
+    for key in rh:
+        value = rh[key]
+        if value.status == StatusType.SUCCESS and math.isfinite(value.cost):
+            out[intensifier.arm_of(rh.get_config(key.config_id))].append(value.cost)
+    return [sorted(v) for v in out]
+
+
+def test_trials_running_when_the_driver_stopped_are_submitted_again(tmp_path: Path) -> None:
+    def facade() -> tuple[Any, MaxUCBIntensifier]:
+        scenario = make_scenario(tmp_path, cash_space(empty_arm=True), n_trials=12, name="k")
+        intensifier = MaxUCBIntensifier(scenario, acquisition_maximizer_factory=fast_maximizer)
+        return HyperparameterOptimizationFacade(scenario, None, intensifier=intensifier,
+                                                logging_level=40), intensifier
+
+    smac, _ = facade()
+    infos = [smac.ask() for _ in range(4)]
+    smac.tell(infos[0], TrialValue(cost=loss(infos[0].config)))
+    # the driver dies here: the saved run history holds three RUNNING trials
+    del smac
+    smac, intensifier = facade()
+    assert smac.runhistory.running == 3
+    again = [smac.ask() for _ in range(3)]
+    assert [i.config for i in again] == [i.config for i in infos[1:]]  # re-submitted first
+    assert sum(intensifier.policy.pending) == 3  # their pulls are pending again
+    for info in reversed(again):
+        smac.tell(info, TrialValue(cost=loss(info.config)))
+    while smac.runhistory.finished < 12:
+        info = smac.ask()
+        smac.tell(info, TrialValue(cost=loss(info.config)))
+    assert smac.runhistory.running == 0 and smac.runhistory.submitted == 12
+    assert intensifier.policy.pending == [0, 0, 0]
+    assert _credited(intensifier) == _successes(smac, intensifier)
+
+
+def test_a_result_saved_in_the_run_history_but_not_in_the_bandit_state_is_credited(
+    tmp_path: Path,
+) -> None:
+    scenario = make_scenario(tmp_path, cash_space(empty_arm=True), n_trials=12, name="w")
+    smac = HyperparameterOptimizationFacade(
+        scenario, None, intensifier=MaxUCBIntensifier(scenario, burn_in=1),
+        logging_level=40)
+    infos = [smac.ask() for _ in range(5)]
+    for info in infos[:4]:
+        smac.tell(info, TrialValue(cost=loss(info.config)))
+    before = (scenario.output_directory / "intensifier.json").read_text()
+    smac.tell(infos[4], TrialValue(cost=loss(infos[4].config)))
+    # killed between SMAC's two writes: runhistory.json has the result, intensifier.json not
+    (scenario.output_directory / "intensifier.json").write_text(before)
+    intensifier = MaxUCBIntensifier(scenario, burn_in=1)
+    smac = HyperparameterOptimizationFacade(scenario, None, intensifier=intensifier,
+                                            logging_level=40)
+    smac.ask()  # the intensifier starts: the missing result is credited to its arm
+    assert _credited(intensifier) == _successes(smac, intensifier)
+    assert len(intensifier.policy.history()) == 2  # 3 burn-in results discarded, 2 credited

@@ -19,7 +19,6 @@ from uvp_plugins.adacent.allocators import (
     enhanced_fullcent,
     fullcent,
     predict_final,
-    resolve_epsilon,
 )
 from uvp_plugins.adacent.center_distances import CenterDistances
 from uvp_plugins.adacent.curves import (
@@ -27,6 +26,7 @@ from uvp_plugins.adacent.curves import (
     monotone_envelope,
     pairwise_lipschitz,
     pred_last_slope,
+    resolve_epsilon,
     tail_fit_bound,
 )
 from uvp_plugins.adacent.histories import best_value, dense_history, value_at_depth

@@ -55,12 +55,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from uvp_plugins.adacent.curves import (
-    estimate_lipschitz,
-    pred_last_slope,
-    tail_fit_bound,
-)
-from uvp_plugins.adacent.kcenter import greedy_kcenter, next_enhanced_center
+from uvp_plugins.adacent.curves import EPSILON_PERCENTILE
+from uvp_plugins.adacent.online import OnlineEnhancedAdaCent
+from uvp_plugins.adacent.pred import PREDICTORS, TAIL_FRACTION, check_delta, optimistic_prediction
+from uvp_plugins.validation import check_choice, check_int, check_seed
 
 __all__ = [
     "UVPResult",
@@ -68,14 +66,12 @@ __all__ = [
     "enhanced_fullcent",
     "adacent",
     "enhanced_adacent",
-    "resolve_epsilon",
     "predict_final",
 ]
 
 ValueFn = Callable[[int, int], float]
 OnEvaluate = Callable[[int, int, float, int], None]
 
-_PREDICTORS = ("tail", "last_slope")
 
 
 @dataclass(frozen=True)
@@ -101,14 +97,6 @@ class UVPResult:
 
 
 # ----------------------------------------------------------------------------- validation
-def _check_int(name: str, value: object, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer, float)) or int(value) != value:
-        raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
-    if int(value) < low:
-        raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
-    return int(value)
-
-
 def _check_common(
     value_fn: ValueFn, candidates: np.ndarray, total_budget: int, max_budget: int
 ) -> tuple[np.ndarray, int, int]:
@@ -119,8 +107,8 @@ def _check_common(
         raise ValueError(f"candidates must be a non-empty 2-D array (n, d), got shape {X.shape}")
     if not np.all(np.isfinite(X)):
         raise ValueError("candidates must contain only finite coordinates")
-    T = _check_int("max_budget", max_budget, 1)
-    B = _check_int("total_budget", total_budget, 1)
+    T = check_int("max_budget", max_budget, low=1)
+    B = check_int("total_budget", total_budget, low=1)
     if B < T:
         raise ValueError(
             f"total_budget={B} is below one full evaluation (max_budget={T}); use total_budget >= max_budget"
@@ -129,8 +117,7 @@ def _check_common(
 
 
 def _check_predictor(predictor: str, tail_fraction: float) -> None:
-    if predictor not in _PREDICTORS:
-        raise ValueError(f"predictor must be one of {_PREDICTORS}, got {predictor!r}")
+    check_choice("predictor", predictor, PREDICTORS)
     if not (0.0 < float(tail_fraction) <= 1.0):
         raise ValueError(f"tail_fraction must be in (0, 1], got {tail_fraction!r}")
 
@@ -148,48 +135,47 @@ def _check_epsilon_arg(epsilon: float | str, percentile: float) -> None:
 def _first_pick(n: int, seed: int | None) -> int | None:
     """``None`` (deterministic centroid rule of :func:`uvp_plugins.adacent.kcenter.first_center`) or,
     with a seed, a uniformly random first center as in the authors' code."""
+    seed = check_seed("seed", seed, allow_none=True)
     if seed is None:
         return None
     return int(np.random.default_rng(seed).integers(n))
 
 
+def _centers(
+    X: np.ndarray,
+    enhanced: bool,
+    first: int | None,
+    epsilon: float | str = "auto",
+    percentile: float = EPSILON_PERCENTILE,
+) -> OnlineEnhancedAdaCent:
+    """The center selection of every allocator: the online object over the candidate array,
+    with ``H_last`` (the value at the deepest paid budget, Alg. 4) as a center's value."""
+    return OnlineEnhancedAdaCent(
+        candidate_array=X,
+        enhanced=enhanced,
+        epsilon=epsilon,
+        epsilon_percentile=percentile,
+        center_value="last",
+        first=first,
+    )
+
+
+def _tell(centers: OnlineEnhancedAdaCent, ledger: _Ledger, i: int) -> None:
+    """Tell the online object the paid history of candidate ``i``."""
+    h = ledger.raw.get(i, [])
+    status = "complete" if len(h) >= ledger.T else ("pruned" if h else "running")
+    curve = {b + 1: v for b, v in enumerate(h)}
+    centers.tell(i, {"index": i}, status=status, curve=curve)
+
+
 # --------------------------------------------------------------------------------- helpers
 def predict_final(
-    history: np.ndarray, max_budget: int, predictor: str = "tail", tail_fraction: float = 0.3
+    history: np.ndarray, max_budget: int, predictor: str = "tail", tail_fraction: float = TAIL_FRACTION
 ) -> float:
     """Optimistic prediction of ``A(x, T)`` from a history (higher is better): PRED (Alg. 6,
-    ``"last_slope"``) or the tail fit (Sec. 4, ``"tail"``), both on the monotone envelope."""
-    if predictor == "last_slope":
-        return pred_last_slope(history, max_budget)
-    if predictor == "tail":
-        return tail_fit_bound(history, max_budget, fraction=tail_fraction)
-    raise ValueError(f"predictor must be one of {_PREDICTORS}, got {predictor!r}")
-
-
-def resolve_epsilon(
-    epsilon: float | str,
-    X: np.ndarray,
-    histories: list[np.ndarray],
-    percentile: float = 95.0,
-) -> float:
-    """The epsilon to use in enhanced distances.
-
-    A float is returned as is. ``"auto"`` estimates it with
-    :func:`uvp_plugins.adacent.curves.estimate_lipschitz` from the given (paid) histories, aligned by
-    budget (``histories[i][b-1]`` is the value at ``b``; missing budgets are NaN). An estimate
-    that is not a finite number > 0 (fewer than two evaluated points, or all values equal) means
-    "no evidence" and becomes ``math.inf``: enhanced distances then equal plain distances.
-    """
-    if not isinstance(epsilon, str):
-        return float(epsilon)
-    if len(histories) < 2:
-        return math.inf
-    L = max(len(h) for h in histories)
-    V = np.full((len(histories), L), np.nan)
-    for r, h in enumerate(histories):
-        V[r, : len(h)] = h
-    est = estimate_lipschitz(np.asarray(X, dtype=float), V, percentile)
-    return est if (math.isfinite(est) and est > 0) else math.inf
+    ``"last_slope"``) or the tail fit (Sec. 4, ``"tail"``), both on the monotone envelope
+    (:func:`uvp_plugins.adacent.pred.optimistic_prediction`)."""
+    return optimistic_prediction(history, max_budget, predictor, tail_fraction)
 
 
 class _Ledger:
@@ -321,9 +307,11 @@ def fullcent(
     """
     X, B, T = _check_common(value_fn, candidates, total_budget, max_budget)
     ledger = _Ledger(value_fn, B, T, on_evaluate, positive=False)
-    k = min(B // T, X.shape[0])
-    for i in greedy_kcenter(k, X, first=_first_pick(X.shape[0], seed)):
-        ledger.learn(int(i), T)
+    centers = _centers(X, enhanced=False, first=_first_pick(X.shape[0], seed))
+    for _ in range(min(B // T, X.shape[0])):
+        i = int(centers.ask(key=None).config["index"])
+        centers.tell(i, {"index": i}, status="running")
+        ledger.learn(i, T)
     return ledger.result()
 
 
@@ -343,43 +331,19 @@ def enhanced_fullcent(
 
     Args:
         epsilon: the Lipschitz constant of Assumption 1.2 (float > 0), or ``"auto"`` (estimated
-            from the paid histories before every pick, see :func:`resolve_epsilon`).
+            from the paid histories before every pick, see :func:`uvp_plugins.adacent.curves.resolve_epsilon`).
         epsilon_percentile: percentile of the pairwise estimates for ``"auto"`` (Sec. 4.1: 95).
         (other arguments as in :func:`fullcent`)
     """
     X, B, T = _check_common(value_fn, candidates, total_budget, max_budget)
     _check_epsilon_arg(epsilon, epsilon_percentile)
     ledger = _Ledger(value_fn, B, T, on_evaluate, positive=True)
-    k = min(B // T, X.shape[0])
-    centers: list[int] = []
-    available = np.ones(X.shape[0], dtype=bool)
-    first = _first_pick(X.shape[0], seed)
-    eps = math.nan
-    for _ in range(k):
-        i, eps = _enhanced_pick(ledger, X, centers, available, epsilon, epsilon_percentile, first)
-        centers.append(i)
-        available[i] = False
+    centers = _centers(X, True, _first_pick(X.shape[0], seed), epsilon, epsilon_percentile)
+    for _ in range(min(B // T, X.shape[0])):
+        i = int(centers.ask().config["index"])
         ledger.learn(i, T)
-    return ledger.result(eps)
-
-
-def _enhanced_pick(
-    ledger: _Ledger,
-    X: np.ndarray,
-    centers: list[int],
-    available: np.ndarray,
-    epsilon: float | str,
-    percentile: float,
-    first: int | None,
-) -> tuple[int, float]:
-    """One Enhanced-KCenter pick (Alg. 4 lines 4-7) with ``eta`` from the centers' ``H_last``."""
-    evaluated = [c for c in centers if ledger.depth(c) > 0]
-    eps = resolve_epsilon(epsilon, X[evaluated], [ledger.history(c) for c in evaluated], percentile)
-    values = np.array([ledger.env_last.get(c, math.nan) for c in centers], dtype=float)
-    i = next_enhanced_center(
-        X, X[centers], values if centers else None, eps, available=available, first=first
-    )
-    return int(i), eps
+        _tell(centers, ledger, i)
+    return ledger.result(centers.last_epsilon)
 
 
 def adacent(
@@ -414,28 +378,21 @@ def adacent(
         (other arguments as in :func:`fullcent`)
     """
     X, B, T = _check_common(value_fn, candidates, total_budget, max_budget)
-    p = _check_int("p", p, 1)
+    p = check_int("p", p, low=1)
     _check_predictor(predictor, tail_fraction)
     ledger = _Ledger(value_fn, B, T, on_evaluate, positive=False)
     n = X.shape[0]
-    available = np.ones(n, dtype=bool)
-    centers: list[int] = []
+    centers = _centers(X, enhanced=False, first=_first_pick(n, seed))
     active: list[int] = []
-    first = _first_pick(n, seed)
     while not ledger.exhausted:
-        n_new = min(p, int(available.sum()))
+        n_new = min(p, n - len(ledger.order))
         if n_new == 0 and all(ledger.depth(x) >= T for x in active):
             break
-        if n_new:
-            new = [
-                int(i)
-                for i in greedy_kcenter(
-                    n_new, X, X[centers] if centers else None, available=available, first=first
-                )
-            ]
-            centers += new
-            available[new] = False
-            active += new
+        for _ in range(n_new):  # Alg. 7 line 4: p new centers by greedy k-center (Alg. 1)
+            i = int(centers.ask().config["index"])
+            centers.tell(i, {"index": i}, status="running")
+            ledger.order.append(i)
+            active.append(i)
         active = _step_and_prune(ledger, active, 1, predictor, tail_fraction)
     return ledger.result()
 
@@ -469,31 +426,28 @@ def enhanced_adacent(
         ``epsilon_percentile`` as in :func:`enhanced_fullcent`; others as in :func:`fullcent`)
     """
     X, B, T = _check_common(value_fn, candidates, total_budget, max_budget)
-    p = _check_int("p", p, 1)
+    p = check_int("p", p, low=1)
     _check_predictor(predictor, tail_fraction)
     _check_epsilon_arg(epsilon, epsilon_percentile)
-    if not (0.0 < float(delta) < 1.0):
-        raise ValueError(f"delta must be in (0, 1), got {delta!r}")
-    t_explore = max(1, int(math.floor(float(delta) * T)))
+    t_explore = max(1, int(math.floor(check_delta(delta) * T)))
     ledger = _Ledger(value_fn, B, T, on_evaluate, positive=True)
     n = X.shape[0]
-    available = np.ones(n, dtype=bool)
-    centers: list[int] = []
+    centers = _centers(X, True, _first_pick(n, seed), epsilon, epsilon_percentile)
     active: list[int] = []
-    first = _first_pick(n, seed)
-    eps = math.nan
     while not ledger.exhausted:
         new: list[int] = []
-        for _ in range(p):
-            if ledger.exhausted or not available.any():
+        for _ in range(p):  # Alg. 8 lines 4-5: p Enhanced-KCenter picks, each probed to T_explore
+            if ledger.exhausted or len(ledger.order) >= n:
                 break
-            i, eps = _enhanced_pick(ledger, X, centers, available, epsilon, epsilon_percentile, first)
-            centers.append(i)
-            available[i] = False
+            i = int(centers.ask().config["index"])
             new.append(i)
             ledger.learn(i, t_explore)
+            _tell(centers, ledger, i)
         if not new and all(ledger.depth(x) >= T for x in active):
             break
         active += new
+        trained = list(active)
         active = _step_and_prune(ledger, active, t_explore + 1, predictor, tail_fraction)
-    return ledger.result(eps)
+        for x in trained:  # deeper histories: H_last and epsilon of the next picks
+            _tell(centers, ledger, x)
+    return ledger.result(centers.last_epsilon)

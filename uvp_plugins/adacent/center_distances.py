@@ -21,9 +21,7 @@ ties go to the lowest candidate index (within :data:`uvp_plugins.adacent.kcenter
 
 Each distance is ``sqrt(sum_k (x_k - c_k)^2)`` computed for one center at a time, so its bits do
 not depend on when or together with which other centers it was computed: two processes that
-reach the same centers in a different order make the same choices. (The batch functions of
-:mod:`uvp_plugins.adacent.kcenter` use a faster matrix expansion whose last bits may differ; the tie
-tolerance makes both choose alike.)
+reach the same centers in a different order make the same choices.
 
 The matrix holds ``n_candidates x n_centers`` float64 entries; above ``max_entries`` the object
 stops storing columns and recomputes them per step (same results, bounded memory).
@@ -37,7 +35,13 @@ from typing import Any
 
 import numpy as np
 
-from uvp_plugins.adacent.kcenter import TIE_RTOL, argmax_lowest, enhancement_factors, first_center
+from uvp_plugins.adacent.kcenter import (
+    TIE_RTOL,
+    argmax_lowest,
+    enhancement_factors,
+    enhancement_shift,
+    first_center,
+)
 
 __all__ = ["CenterDistances", "point_distances"]
 
@@ -260,21 +264,21 @@ class CenterDistances:
         if math.isinf(eps) or weighted.size == 0:
             return int(idx[argmax_lowest(plain)])
         eta_w = eta[weighted]
-        shift_w = (eta_w - 1.0) / eps
+        shift_w = enhancement_shift(eta_w, eps)
         all_weighted = weighted.size == len(keys)
         # upper bound of each score: its enhanced distance to its nearest center and to the
         # _BOUND_CENTERS weighted centers with the largest eta (those that shrink most)
         bound = plain.copy()
         has = nearest >= 0
         eta_n = eta[nearest[has]]
-        bound[has] = np.minimum(bound[has], eta_n * nearest_d[has] - (eta_n - 1.0) / eps)
+        bound[has] = np.minimum(bound[has], eta_n * nearest_d[has] - enhancement_shift(eta_n, eps))
         if weighted.size > _BOUND_CENTERS:
             top = weighted[np.argsort(-eta_w, kind="stable")[:_BOUND_CENTERS]]
             for s in range(0, idx.size, _chunk_rows(top.size)):
                 rows = idx[s : s + _chunk_rows(top.size)]
                 sub = self._D[np.ix_(rows, top)] if stored else self._block(rows, [keys[j] for j in top], centers, False)
                 t = sub * eta[top]
-                t -= (eta[top] - 1.0) / eps
+                t -= enhancement_shift(eta[top], eps)
                 np.minimum(bound[s : s + rows.size], t.min(axis=1), out=bound[s : s + rows.size])
         order = np.argsort(-bound, kind="stable")
         score = np.full(idx.size, -np.inf)

@@ -11,6 +11,8 @@ the value at budget ``b``, ``H^{(x)}`` of Alg. 2). Every function takes ``maximi
 * :func:`tail_fit_bound` - the "tail-fit" refinement of Sec. 4: a least-squares line through
   the last 30 % of the history, extrapolated to ``T``.
 * :func:`estimate_lipschitz` - the epsilon of Assumption 1.2 from observed pairs (Sec. 4.1).
+* :func:`resolve_epsilon` - the one rule every Enhanced-AdaCent object uses for ``epsilon``
+  (a given float, or ``"auto"``: the estimate from the histories of paid evaluations).
 
 Both predictors are applied to the monotone envelope of the history (the paper enforces
 monotonicity before predicting, Sec. 4), so their slope is never negative and the predicted
@@ -31,7 +33,15 @@ __all__ = [
     "tail_fit_bound",
     "estimate_lipschitz",
     "pairwise_lipschitz",
+    "resolve_epsilon",
+    "EPSILON_PERCENTILE",
+    "MAX_EPSILON_POINTS",
 ]
+
+#: percentile of the pairwise estimates (Sec. 4.1 and the authors' code: 95)
+EPSILON_PERCENTILE = 95.0
+#: ``epsilon="auto"`` uses at most this many configurations (evenly spaced in their order)
+MAX_EPSILON_POINTS = 200
 
 
 def _as_history(h: np.ndarray | list[float]) -> np.ndarray:
@@ -177,7 +187,9 @@ def pairwise_lipschitz(X: np.ndarray, values: np.ndarray) -> np.ndarray:
     return eps
 
 
-def estimate_lipschitz(X: np.ndarray, values: np.ndarray, percentile: float = 95.0) -> float:
+def estimate_lipschitz(
+    X: np.ndarray, values: np.ndarray, percentile: float = EPSILON_PERCENTILE
+) -> float:
     """Estimate the epsilon of Assumption 1.2 from observed configurations (Bateni et al. Sec. 4.1).
 
     The ``percentile``-th percentile (default 95, as in the authors' code) of
@@ -188,7 +200,7 @@ def estimate_lipschitz(X: np.ndarray, values: np.ndarray, percentile: float = 95
     sharing a budget, there is no evidence and the result is ``math.inf`` - the value for which
     the enhanced distance of :mod:`uvp_plugins.adacent.kcenter` reduces to the plain distance. If every
     pair has ``eps_ij = 0`` (equal values) the result is ``0.0``; callers that divide by epsilon
-    should treat ``0`` like "no evidence" too (see :func:`uvp_plugins.adacent.allocators.resolve_epsilon`).
+    should treat ``0`` like "no evidence" too (see :func:`resolve_epsilon`).
 
     Raises:
         ValueError: bad shapes, non-positive observed values, ``percentile`` outside ``[0, 100]``.
@@ -199,3 +211,50 @@ def estimate_lipschitz(X: np.ndarray, values: np.ndarray, percentile: float = 95
     if eps.size == 0:
         return math.inf
     return float(np.percentile(eps, float(percentile)))
+
+
+def resolve_epsilon(
+    epsilon: float | str,
+    X: np.ndarray,
+    histories: list[np.ndarray] | np.ndarray,
+    percentile: float = EPSILON_PERCENTILE,
+    max_points: int = MAX_EPSILON_POINTS,
+) -> float:
+    """The epsilon to use in enhanced distances (the one rule of every Enhanced-AdaCent object).
+
+    A float is returned as is. ``"auto"`` estimates it with :func:`estimate_lipschitz` (Sec. 4.1:
+    the percentile of ``eps_ij``, whose ``min_b`` runs over every budget both configurations were
+    evaluated at) from the given paid histories: ``histories[i][b]`` is the value of ``X[i]`` at
+    the ``b``-th budget of a common grid (NaN = not evaluated there; a list of 1-D arrays is
+    right-padded with NaN). Values must be on the positive higher-is-better scale
+    (:func:`uvp_plugins.adacent.value_scale.positive_scores`). With more than ``max_points``
+    configurations, ``max_points`` of them evenly spaced in the given order are used (the same
+    subset in every process). An estimate that is not a finite number ``> 0`` (fewer than two
+    evaluated points, or all values equal) means "no evidence" and becomes ``math.inf``: enhanced
+    distances then equal plain distances.
+
+    Example:
+        >>> X = np.array([[0.0], [0.5]])
+        >>> resolve_epsilon("auto", X, [np.array([0.8, 0.9]), np.array([0.4, 0.45])])
+        1.0
+        >>> resolve_epsilon(0.3, X, [])
+        0.3
+    """
+    if not isinstance(epsilon, str):
+        return float(epsilon)
+    m = len(histories)
+    if m < 2:
+        return math.inf
+    if isinstance(histories, np.ndarray) and histories.ndim == 2:
+        V = np.asarray(histories, dtype=float)
+    else:
+        L = max(len(h) for h in histories)
+        V = np.full((m, L), np.nan)
+        for r, h in enumerate(histories):
+            V[r, : len(h)] = np.asarray(h, dtype=float)
+    Xa = np.asarray(X, dtype=float)
+    if m > max_points:
+        keep = np.linspace(0, m - 1, max_points).astype(int)
+        Xa, V = Xa[keep], V[keep]
+    est = estimate_lipschitz(Xa, V, percentile)
+    return est if (math.isfinite(est) and est > 0) else math.inf

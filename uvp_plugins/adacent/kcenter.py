@@ -1,4 +1,4 @@
-"""Greedy k-center (Alg. 1) and Enhanced-KCenter (Alg. 4) of Bateni et al., vectorised.
+"""Greedy k-center (Alg. 1) and Enhanced-KCenter (Alg. 4) of Bateni et al.: the formulas.
 
 Points are rows of 2-D arrays in the distance embedding (see :mod:`uvp_plugins.space`); the
 metric is the Euclidean one, ``||x - c||_2``.
@@ -13,11 +13,16 @@ metric is the Euclidean one, ``||x - c||_2``.
   where ``v(c)`` is the latest (highest-budget) observed value of center ``c`` (``H_last``).
 * :func:`next_enhanced_center` is one iteration of Enhanced-KCenter (Alg. 4 lines 4-7).
 
+The choice itself (argmax of the min enhanced distance, ties, exclusion of candidates that
+coincide with a center) is implemented once, in
+:meth:`uvp_plugins.adacent.center_distances.CenterDistances.next_center`; :func:`greedy_kcenter`
+and :func:`next_enhanced_center` are batch front ends to it.
+
 Conventions shared by every function here:
 
 * **Ties** go to the lowest candidate index; scores within ``TIE_RTOL`` (relative, ``1e-12``) of
   the maximum count as ties, so that rounding differences between equivalent ways of computing a
-  distance (a matrix expansion here, one center at a time in
+  distance (:func:`pairwise_distances`' matrix expansion, or one center at a time in
   :mod:`uvp_plugins.adacent.center_distances`) never change a choice on symmetric meshes.
 * **First pick without any center**: the candidate closest to the centroid (mean) of the
   available candidates, ties to the lowest index. The paper leaves the first center of KCENTER
@@ -41,6 +46,7 @@ __all__ = [
     "pairwise_distances",
     "enhancement_factors",
     "enhanced_distances",
+    "enhancement_shift",
     "greedy_kcenter",
     "next_enhanced_center",
     "covering_radius",
@@ -111,27 +117,6 @@ def _distances(Xa: np.ndarray, Ca: np.ndarray) -> np.ndarray:
     return sq
 
 
-def _min_enhanced_distance(
-    X: np.ndarray, C: np.ndarray, eta: np.ndarray | None, shift: np.ndarray | None, chunk: int = 2048
-) -> tuple[np.ndarray, np.ndarray]:
-    """Row-chunked ``(min_c d(x, c), min_c d~(x, c))`` without materialising the whole ``(n, m)``
-    matrices (same values as :func:`pairwise_distances` + :func:`enhanced_distances`)."""
-    n = X.shape[0]
-    plain = np.empty(n)
-    enhanced = np.empty(n)
-    for start in range(0, n, chunk):
-        d = _distances(X[start : start + chunk], C)
-        plain[start : start + chunk] = d.min(axis=1)
-        if eta is None or shift is None:
-            enhanced[start : start + chunk] = plain[start : start + chunk]
-        else:
-            e = d * eta[None, :]
-            e -= shift[None, :]
-            np.minimum(e, d, out=e)
-            enhanced[start : start + chunk] = e.min(axis=1)
-    return plain, enhanced
-
-
 def enhancement_factors(values: np.ndarray) -> np.ndarray:
     """``eta_c = max_{c'} v(c') / v(c)`` (Alg. 4 line 5), for higher-is-better values ``v > 0``.
 
@@ -151,6 +136,13 @@ def enhancement_factors(values: np.ndarray) -> np.ndarray:
     if known.any():
         eta[known] = np.max(v[known]) / v[known]
     return eta
+
+
+def enhancement_shift(eta: np.ndarray, epsilon: float) -> np.ndarray:
+    """``(eta_c - 1) / epsilon``, the shift of the adjusted distance ``eta_c d - (eta_c - 1)/eps``
+    (Sec. 3.2); zero for ``epsilon = inf``."""
+    eta = np.asarray(eta, dtype=float)
+    return np.zeros_like(eta) if math.isinf(epsilon) else (eta - 1.0) / epsilon
 
 
 def enhanced_distances(dist: np.ndarray, values: np.ndarray | None, epsilon: float) -> np.ndarray:
@@ -176,7 +168,7 @@ def enhanced_distances(dist: np.ndarray, values: np.ndarray | None, epsilon: flo
     if eta.shape[0] != d.shape[1]:
         raise ValueError(f"values must have one entry per center ({d.shape[1]}), got {eta.shape[0]}")
     eta = np.where(np.isnan(eta), 1.0, eta)
-    shift = np.zeros_like(eta) if math.isinf(eps) else (eta - 1.0) / eps
+    shift = enhancement_shift(eta, eps)
     return np.minimum(d, eta[None, :] * d - shift[None, :])
 
 
@@ -191,13 +183,6 @@ def first_center(candidates: np.ndarray, available: np.ndarray | None = None) ->
     d = pairwise_distances(X, centroid)[:, 0]
     d[~mask] = np.inf
     return int(np.argmin(d))
-
-
-def _min_dist_to(X: np.ndarray, centers: np.ndarray | None) -> np.ndarray:
-    if centers is None or np.asarray(centers).size == 0:
-        return np.full(X.shape[0], np.inf)
-    C = _as_points(np.atleast_2d(np.asarray(centers, dtype=float)), "centers")
-    return pairwise_distances(X, C).min(axis=1)
 
 
 def greedy_kcenter(
@@ -235,24 +220,26 @@ def greedy_kcenter(
         raise ValueError(f"k={k} exceeds the number of available candidates ({int(mask.sum())})")
     if centers is not None and np.asarray(centers).size and np.atleast_2d(centers).shape[1] != X.shape[1]:
         raise ValueError(f"centers must have {X.shape[1]} columns, got shape {np.shape(centers)}")
-    mind = _min_dist_to(X, centers)
-    if (
-        first is not None
-        and np.all(np.isinf(mind))
-        and k > 0
-        and not (0 <= int(first) < X.shape[0] and mask[int(first)])
+    from uvp_plugins.adacent.center_distances import CenterDistances  # the one k-center step
+
+    C = None if centers is None or np.asarray(centers).size == 0 else np.atleast_2d(centers)
+    if first is not None and C is None and k > 0 and not (
+        0 <= int(first) < X.shape[0] and mask[int(first)]
     ):
         raise ValueError(f"first must be the index of an available candidate, got {first!r}")
+    step = CenterDistances(X)
+    chosen_centers: dict[tuple[str, int], np.ndarray] = (
+        {} if C is None else {("given", j): np.asarray(C[j], dtype=float) for j in range(C.shape[0])}
+    )
     chosen: list[int] = []
     for _ in range(k):
-        if np.all(np.isinf(mind)):
-            i = first_center(X, mask) if first is None else int(first)
+        if not chosen_centers and first is not None:
+            i = int(first)
         else:
-            score = np.where(mask, mind, -np.inf)
-            i = argmax_lowest(score)
+            i = step.next_center(chosen_centers, None, math.inf, available=mask)
         chosen.append(i)
         mask[i] = False
-        mind = np.minimum(mind, pairwise_distances(X, X[i : i + 1])[:, 0])
+        chosen_centers[("chosen", i)] = X[i]
     return np.asarray(chosen, dtype=np.int64)
 
 
@@ -300,21 +287,16 @@ def next_enhanced_center(
             f"center_values must have one entry per center ({C.shape[0]}), "
             f"got {np.asarray(center_values).reshape(-1).shape[0]}"
         )
-    eta: np.ndarray | None = None
-    shift: np.ndarray | None = None
+    from uvp_plugins.adacent.center_distances import CenterDistances  # the one k-center step
+
+    eps = _check_epsilon(epsilon) if center_values is not None else math.inf
+    keyed = {j: C[j] for j in range(C.shape[0])}
+    values = None
     if center_values is not None:
-        eps = _check_epsilon(epsilon)
-        eta = enhancement_factors(center_values)
-        eta = np.where(np.isnan(eta), 1.0, eta)
-        shift = np.zeros_like(eta) if math.isinf(eps) else (eta - 1.0) / eps
-    # only the available candidates are scored (row chunks keep memory traffic low)
-    idx = np.flatnonzero(mask)
-    plain, enhanced = _min_enhanced_distance(X[idx], C, eta, shift)
-    # Alg. 4 ranges over X minus the centers; enhanced distances can be negative, so a candidate
-    # coinciding with a center (distance 0) must be excluded explicitly (kept only as last resort).
-    fresh = plain > 0
-    score = np.where(fresh, enhanced, -np.inf) if fresh.any() else enhanced
-    return int(idx[argmax_lowest(score)])
+        v = np.asarray(center_values, dtype=float).reshape(-1)
+        enhancement_factors(v)  # validates: finite and > 0 where known
+        values = {j: float(v[j]) for j in range(v.shape[0])}
+    return CenterDistances(X).next_center(keyed, values, eps, available=mask)
 
 
 def covering_radius(candidates: np.ndarray, centers: np.ndarray) -> float:

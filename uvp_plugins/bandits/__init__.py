@@ -2,8 +2,12 @@
 
 * :mod:`~uvp_plugins.bandits.policies` - MaxUCB (Alg. 1), burn-in (Alg. E.1) and the baselines
   UCB, Quantile-UCB and round-robin, with JSON state.
+* :mod:`~uvp_plugins.bandits.cash_bandit` - :class:`CashBandit`, the upper level of two-level
+  CASH as one online object: a policy choosing among the *available* arms (ask/tell/fail), the
+  crash rule that retires an arm, versioned JSON state. Framework adapters build on it.
 """
 
+from uvp_plugins.bandits.cash_bandit import RETIRE_REASONS, CashBandit
 from uvp_plugins.bandits.policies import (
     POLICIES,
     REWARD_RANGE,
@@ -19,9 +23,11 @@ from uvp_plugins.bandits.policies import (
 
 __all__ = [
     "POLICIES",
+    "RETIRE_REASONS",
     "REWARD_RANGE",
     "UCB",
     "BanditPolicy",
+    "CashBandit",
     "IndexPolicy",
     "MaxUCB",
     "QuantileUCB",

@@ -49,6 +49,8 @@ from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
+from uvp_plugins.validation import check_int
+
 __all__ = [
     "BanditPolicy",
     "IndexPolicy",
@@ -83,7 +85,18 @@ def scale_rewards(
     span = hi - lo
     if span == 0.0:
         return np.full(r.shape, low)
-    return low + (r - lo) * ((high - low) / span)
+    factor = (high - low) / span
+    if math.isfinite(span) and math.isfinite(factor):
+        return low + (r - lo) * factor
+    # Extreme ranges (issue 19): ``hi - lo`` overflows (losses near +-1.8e308), or the range is so
+    # small (subnormal losses) that ``(high - low) / span`` overflows and ``0 * inf`` gave NaN.
+    # Halve before subtracting, or divide first, so every reward stays finite and the order is
+    # kept. Ordinary ranges never get here: their rewards are bit for bit the formula above.
+    if math.isfinite(span):
+        frac = (r - lo) / span
+    else:
+        frac = (r * 0.5 - lo * 0.5) / (hi * 0.5 - lo * 0.5)
+    return low + np.clip(frac, 0.0, 1.0) * (high - low)
 
 
 @runtime_checkable
@@ -92,8 +105,8 @@ class BanditPolicy(Protocol):
 
     n_arms: int
 
-    def select(self) -> int:
-        """The arm to pull next; records it as pending."""
+    def select(self, available: Any = None) -> int:
+        """The arm to pull next (among the ``available`` ones, a mask); records it as pending."""
         ...
 
     def update(self, arm: int, loss: float) -> None:
@@ -124,6 +137,47 @@ def _check_nonneg_float(name: str, value: Any) -> float:
     if not math.isfinite(v) or v < 0:
         raise ValueError(f"{name} must be a finite float >= 0, got {value!r}")
     return v
+
+
+def _state_field(state: dict[str, Any], key: str) -> Any:
+    if key not in state:
+        raise ValueError(f"state is missing {key!r} (not a state_dict() of this module?)")
+    return state[key]
+
+
+def _state_counts(state: dict[str, Any], key: str, n_arms: int) -> list[int]:
+    """A per-arm list of counts ``>= 0`` from a state dict, each entry checked."""
+    value = _state_field(state, key)
+    if not isinstance(value, list) or len(value) != n_arms:
+        raise ValueError(
+            f"state[{key!r}] must be a list of {n_arms} ints >= 0 (one per arm), got {value!r}"
+        )
+    return [check_int(f"state[{key!r}][{i}]", c, low=0) for i, c in enumerate(value)]
+
+
+def _state_pairs(state: dict[str, Any], key: str, n_arms: int) -> list[tuple[int, float]]:
+    """A list of ``[arm, loss]`` pairs from a state dict: arms in range, losses finite."""
+    value = _state_field(state, key)
+    if not isinstance(value, list):
+        raise TypeError(
+            f"state[{key!r}] must be a list of [arm, loss] pairs, got {type(value).__name__}"
+        )
+    out = []
+    for j, pair in enumerate(value):
+        where = f"state[{key!r}][{j}]"
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            raise ValueError(f"{where} must be an [arm, loss] pair, got {pair!r}")
+        arm, loss = pair
+        if isinstance(arm, bool) or not isinstance(arm, (int, np.integer)):
+            raise TypeError(f"{where}: arm must be an int in [0, {n_arms - 1}], got {arm!r}")
+        if not 0 <= arm < n_arms:
+            raise ValueError(f"{where}: arm must be an int in [0, {n_arms - 1}], got {arm!r}")
+        if isinstance(loss, bool) or not isinstance(loss, (int, float, np.integer, np.floating)):
+            raise TypeError(f"{where}: loss must be a finite float, got {loss!r}")
+        if not math.isfinite(float(loss)):
+            raise ValueError(f"{where}: loss must be finite, got {loss!r}")
+        out.append((int(arm), float(loss)))
+    return out
 
 
 class IndexPolicy(abc.ABC):
@@ -224,21 +278,48 @@ class IndexPolicy(abc.ABC):
             raise ValueError(f"arm must be an int in [0, {self.n_arms - 1}], got {arm!r}")
         return int(arm)
 
-    def _choose(self) -> int:
-        counts = np.array(self.n_pulls) + np.array(self.pending)
-        if min(self.n_pulls) == 0:
+    def _choose(self, among: np.ndarray) -> int:
+        """The policy's rule restricted to the arms ``among`` (ascending indices)."""
+        recorded = np.asarray(self.n_pulls)[among]
+        if recorded.min() == 0:
             # initial phase (Alg. 1 lines 2-4): fewest pulls (recorded + pending), lowest index
-            return int(np.argmin(counts))
-        return int(np.argmax(self.indices()))
+            counts = recorded + np.asarray(self.pending)[among]
+            return int(among[int(np.argmin(counts))])
+        return int(among[int(np.nanargmax(self.indices()[among]))])
 
-    def select(self) -> int:
-        """The arm to pull next (recorded as pending until :meth:`update` / :meth:`cancel`)."""
-        if self.in_burn_in:
+    def _available_arms(self, available: Any) -> np.ndarray:
+        if available is None:
+            return np.arange(self.n_arms)
+        mask = np.asarray(available)
+        if mask.dtype != bool or mask.shape != (self.n_arms,):
+            raise ValueError(
+                f"available must be a sequence of {self.n_arms} bools (one per arm), got {available!r}"
+            )
+        if not mask.any():
+            raise ValueError("available: at least one arm must be available")
+        return np.flatnonzero(mask)
+
+    def select(self, available: Any = None) -> int:
+        """The arm to pull next (recorded as pending until :meth:`update` / :meth:`cancel`).
+
+        Args:
+            available: optional mask of ``K`` bools; the choice is then the policy's own rule
+                restricted to the available arms: burn-in pulls of unavailable arms are skipped
+                (their slot is used up, Alg. E.1's round robin goes on with the next arm), the
+                initial phase pulls the available arm with the fewest pulls, and afterwards the
+                available arm with the largest index ``U_i``. With every arm available this is
+                exactly the unrestricted rule.
+        """
+        among = self._available_arms(available)
+        ok = np.zeros(self.n_arms, dtype=bool)
+        ok[among] = True
+        while self.in_burn_in:
             arm = self._burn_issued % self.n_arms
             self._burn_issued += 1
-            self._burn_pending[arm] += 1
-            return arm
-        arm = self._choose()
+            if ok[arm]:
+                self._burn_pending[arm] += 1
+                return arm
+        arm = self._choose(among)
         self._pending[arm] += 1
         return arm
 
@@ -267,6 +348,12 @@ class IndexPolicy(abc.ABC):
         self._history.append((arm, value))
         self._losses[arm].append(value)
 
+    def add_pending(self, arm: int) -> None:
+        """Register a running pull of ``arm`` that was not selected by this policy (e.g. a
+        trial found running when the state is rebuilt); its result is then taken by
+        :meth:`update` like any pending pull's."""
+        self._pending[self._check_arm(arm)] += 1
+
     def cancel(self, arm: int) -> None:
         """Release one pending pull of ``arm`` without a result (a crashed trial is not credited).
 
@@ -294,22 +381,33 @@ class IndexPolicy(abc.ABC):
 
     @classmethod
     def from_state_dict(cls: type[_P], state: dict[str, Any]) -> _P:
-        """Rebuild a policy from :meth:`state_dict` output (the ``type`` must match ``cls``)."""
+        """Rebuild a policy from :meth:`state_dict` output (the ``type`` must match ``cls``).
+
+        Every field is checked before it is used (a state file may be hand-edited or corrupt):
+        losses must be finite, arms in ``[0, K-1]``, pending counts ints ``>= 0`` (one per arm),
+        ``burn_issued`` in ``[0, burn_in * K]``; the error names the offending field, e.g.
+        ``state['pending'][1] must be an int >= 0, got -1``.
+        """
+        if not isinstance(state, dict):
+            raise TypeError(f"state must be a dict (from state_dict()), got {type(state).__name__}")
         if state.get("type") != cls.kind:
             raise ValueError(f"state is for policy {state.get('type')!r}, not {cls.kind!r}")
         if state.get("version") != 1:
             raise ValueError(f"unsupported state version {state.get('version')!r} (expected 1)")
-        obj = cls(**state["params"])
-        for a, x in state["history"]:
-            arm = obj._check_arm(int(a))
-            obj._history.append((arm, float(x)))
-            obj._losses[arm].append(float(x))
-        obj._pending = [int(p) for p in state["pending"]]
-        obj._burn_pending = [int(p) for p in state["burn_pending"]]
-        if len(obj._pending) != obj.n_arms or len(obj._burn_pending) != obj.n_arms:
-            raise ValueError("state: pending lists must have n_arms entries")
-        obj._burn_issued = int(state["burn_issued"])
-        obj._burn_discarded = [(int(a), float(x)) for a, x in state["burn_discarded"]]
+        params = _state_field(state, "params")
+        if not isinstance(params, dict):
+            raise TypeError(f"state['params'] must be a dict, got {type(params).__name__}")
+        obj = cls(**params)
+        k = obj.n_arms
+        for arm, x in _state_pairs(state, "history", k):
+            obj._history.append((arm, x))
+            obj._losses[arm].append(x)
+        obj._pending = _state_counts(state, "pending", k)
+        obj._burn_pending = _state_counts(state, "burn_pending", k)
+        obj._burn_issued = check_int(
+            "state['burn_issued']", _state_field(state, "burn_issued"), low=0, high=obj.burn_in * k
+        )
+        obj._burn_discarded = _state_pairs(state, "burn_discarded", k)
         return obj
 
     def __repr__(self) -> str:
@@ -414,9 +512,9 @@ class RoundRobin(IndexPolicy):
 
     kind: ClassVar[str] = "RoundRobin"
 
-    def _choose(self) -> int:
-        counts = np.array(self.n_pulls) + np.array(self.pending)
-        return int(np.argmin(counts))
+    def _choose(self, among: np.ndarray) -> int:
+        counts = (np.asarray(self.n_pulls) + np.asarray(self.pending))[among]
+        return int(among[int(np.argmin(counts))])
 
     def _index(self, rewards: np.ndarray, n: int, t: int) -> float:
         return -float(n)

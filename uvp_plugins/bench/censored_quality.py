@@ -38,8 +38,7 @@ on the seed-averaged table and ``check_targets_per_seed`` on every seed alone.
 
 from __future__ import annotations
 
-import argparse
-import json
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -335,76 +334,14 @@ def format_table(rows: Sequence[dict[str, Any]], methods: Sequence[str] = METHOD
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``uvp-bench censored-quality``: run the Table 1 protocol (or load rows of earlier runs
-    with ``--from-json``), print the seed-averaged table and the targets (averaged and per
-    seed)."""
-    parser = argparse.ArgumentParser(
-        prog="uvp-bench censored-quality",
-        description="Table 1 of Eggensperger et al.: RMSE of I, D, S&H and T under censoring.",
-    )
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0])
-    parser.add_argument("--functions", nargs="+", default=list(FUNCTIONS), choices=list(FUNCTIONS))
-    parser.add_argument("--percentiles", type=float, nargs="+", default=[10, 20, 40, 80])
-    parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
-    parser.add_argument("--n-copies", type=int, default=10)
-    parser.add_argument("--n-members", type=int, default=5)
-    parser.add_argument("--n-steps", type=int, default=1500)
-    parser.add_argument("--batch-size", type=int, default=128)
-    parser.add_argument(
-        "--censor-value",
-        choices=["threshold", "uniform"],
-        default="threshold",
-        help="censoring mechanism (default: cap at the threshold; 'uniform': earlier reading)",
-    )
-    parser.add_argument("--json", default=None, help="write the raw rows to this file")
-    parser.add_argument(
-        "--from-json",
-        nargs="+",
-        default=None,
-        metavar="FILE",
-        help="do not run: load and merge the rows of earlier --json files, then report",
-    )
-    parser.add_argument("--quiet", action="store_true")
-    argv = list(argv) if argv is not None else None
-    if argv and argv[0] == "--":  # `uvp-bench censored-quality -- --seeds ...` forwards the "--"
-        argv = argv[1:]
-    args = parser.parse_args(argv)
-    if args.from_json:
-        rows: list[dict[str, Any]] = []
-        for path in args.from_json:
-            with open(path) as fh:
-                rows.extend(json.load(fh))
-        setups = {(r.get("censor_value"), r.get("n_steps")) for r in rows}
-        if len(setups) > 1:
-            raise ValueError(f"--from-json files mix protocols (censor_value, n_steps): {setups}")
-        methods = [m for m in METHODS if any(r["method"] == m for r in rows)]
-    else:
-        rows = run_censored_quality(
-            seeds=args.seeds,
-            functions=args.functions,
-            percentiles=args.percentiles,
-            methods=args.methods,
-            n_copies=args.n_copies,
-            n_members=args.n_members,
-            n_steps=args.n_steps,
-            batch_size=args.batch_size,
-            censor_value=args.censor_value,
-            progress=None if args.quiet else (lambda s: print(s, flush=True)),
-        )
-        methods = list(args.methods)
-        if args.json:
-            with open(args.json, "w") as fh:
-                json.dump(rows, fh, indent=1)
-    print(format_table(rows, methods=methods))
-    print("targets on the seed-averaged table:", json.dumps(check_targets(rows)))
-    per_seed = check_targets_per_seed(rows)
-    if len(per_seed) > 1:
-        for seed, res in per_seed.items():
-            print(
-                f"seed {seed}: T<I in {res['T_below_I']}/{res['settings']}, "
-                f"T best or within 10 % in {res['T_best_or_within_10pct']}/{res['settings']}"
-            )
-    return 0
+    """``python -m uvp_plugins.bench.censored_quality ...`` = ``uvp-bench censored-quality ...``
+    (a leading ``--`` is dropped)."""
+    from uvp_plugins.bench.cli import main as cli_main
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["--"]:
+        args = args[1:]
+    return cli_main(["censored-quality", *args])
 
 
 if __name__ == "__main__":  # pragma: no cover

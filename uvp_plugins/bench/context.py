@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from uvp_plugins.bench import progress
 from uvp_plugins.bench.ledger import BudgetExhausted, BudgetLedger
 from uvp_plugins.bench.problems.base import Problem
 
@@ -48,8 +49,12 @@ class RunContext:
         self.extra_eval_seconds = 0.0
         #: wall seconds of named optimizer steps (e.g. ``"ask"``), recorded by :meth:`timed`
         self.timings: dict[str, list[float]] = {}
+        #: facts a method records for the run's summary (e.g. what a first phase spent)
+        self.notes: dict[str, Any] = {}
         #: for CASH problems (a ``selector`` parameter names the model class): evaluations per arm
         self.arm_evaluations: dict[str, int] = {}
+        #: method-specific facts (JSON-serialisable) written to the run's summary as ``extras``
+        self.extras: dict[str, Any] = {}
         self._selector: str | None = getattr(problem, "selector", None)
 
     # ------------------------------------------------------------------ facts
@@ -104,9 +109,12 @@ class RunContext:
         with self._lock:
             if restart:
                 self._curves.pop(trial, None)
-            value = self.ledger.pay_and_evaluate(
-                trial, budget, lambda b: self._envelope(trial, config, b), restart=restart
-            )
+            try:
+                value = self.ledger.pay_and_evaluate(
+                    trial, budget, lambda b: self._envelope(trial, config, b), restart=restart
+                )
+            finally:
+                progress.update(self.ledger.spent / self.ledger.total_budget)
             if self._selector is not None and self._selector in config:
                 arm = str(config[self._selector])
                 self.arm_evaluations[arm] = self.arm_evaluations.get(arm, 0) + 1

@@ -16,71 +16,62 @@ IH-HB, the continuation cost, and writes the paper's Figure 3 as PNG: scatter of
 from __future__ import annotations
 
 import json
-import sys
 import time
-from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
-from multiprocessing import get_context
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["run_idhb_benchmark", "idhb_report"]
+__all__ = ["IdhbJob", "idhb_root", "idhb_report", "check_idhb_arguments"]
 
 METHODS = ("hb", "ih-hb", "eid-hb", "pid-hb", "did-hb")
 
 
-def _one(problem: str, task: str, seed: int, eta: int, r0: int, options: dict[str, Any], path: str) -> dict[str, Any]:
-    from uvp_plugins.bench.idhb_compare import idhb_budget_comparison
-    from uvp_plugins.bench.registry import get_problem
-
-    prob = get_problem(problem).make(task=task, max_budget=eta * r0, **options)
-    t0 = time.perf_counter()
-    res = idhb_budget_comparison(prob, seed=seed, eta=eta, initial_max_budget=r0).to_dict()
-    res["wall_seconds"] = time.perf_counter() - t0
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(res, default=str))
-    return res
-
-
-def run_idhb_benchmark(
-    problem: str,
-    tasks: Sequence[str],
-    seeds: Sequence[int],
-    eta: int,
-    r0: int,
-    out: str | Path,
-    jobs: int = 1,
-    options: dict[str, Any] | None = None,
-    force: bool = False,
-) -> Path:
-    """Run the comparison for every (task, seed); returns the results directory."""
+def check_idhb_arguments(eta: int, r0: int) -> None:
+    """Clear errors for ``--eta`` / ``--r0`` (Hyperband at ``r0`` needs two rungs)."""
     if eta < 2:
         raise ValueError(f"--eta must be >= 2, got {eta}")
     if r0 < eta:
         raise ValueError(f"--r0 must be >= eta = {eta} (Hyperband needs two rungs), got {r0}")
-    root = Path(out) / f"{problem}-eta{eta}-R{r0}"
-    todo = []
-    for t in tasks:
-        for s in seeds:
-            path = root / str(t) / f"seed{s}.json"
-            if force or not path.exists():
-                todo.append((problem, str(t), int(s), eta, r0, dict(options or {}), str(path)))
-    start = time.perf_counter()
-    with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=get_context("spawn")) as pool:
-        futures = [pool.submit(_one, *args) for args in todo]
-        for i, fut in enumerate(futures, 1):
-            res = fut.result()
-            el = time.perf_counter() - start
-            print(
-                f"[uvp-bench idhb] {i}/{len(todo)} {problem}/{res['task']}/seed{res['seed']} "
-                f"(elapsed {el:.0f}s, eta {el / i * (len(todo) - i):.0f}s)",
-                file=sys.stderr,
-                flush=True,
-            )
-    return root
+
+
+def idhb_root(out: str | Path, problem: str, eta: int, r0: int) -> Path:
+    """``OUT/<problem>-eta<eta>-R<R0>``: the results directory of one protocol."""
+    return Path(out) / f"{problem}-eta{eta}-R{r0}"
+
+
+@dataclass(frozen=True)
+class IdhbJob:
+    """One (task, seed) of ``uvp-bench idhb`` (a :class:`uvp_plugins.bench.runner.Job`); its
+    summary is :meth:`IDHBComparison.to_dict` plus ``wall_seconds`` and ``error``, in
+    ``<root>/<task>/seed<k>.json`` with ``root`` = :func:`idhb_root`."""
+
+    problem: str
+    task: str
+    seed: int
+    eta: int
+    r0: int
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def label(self) -> str:
+        return f"{self.problem}/{self.task}/seed{self.seed}"
+
+    def summary_path(self, out: Path) -> Path:
+        return Path(out) / str(self.task) / f"seed{self.seed}.json"
+
+    def execute(self, out: Path, threads: int | None = None) -> dict[str, Any]:
+        from uvp_plugins.bench.idhb_compare import idhb_budget_comparison
+        from uvp_plugins.bench.registry import get_problem
+        from uvp_plugins.bench.runner import write_summary
+
+        prob = get_problem(self.problem).make(task=self.task, max_budget=self.eta * self.r0, **self.options)
+        t0 = time.perf_counter()
+        res = idhb_budget_comparison(prob, seed=self.seed, eta=self.eta, initial_max_budget=self.r0).to_dict()
+        res["wall_seconds"] = time.perf_counter() - t0
+        res["error"] = None
+        write_summary(self.summary_path(out), res)
+        return res
 
 
 def _load(root: Path) -> list[dict[str, Any]]:

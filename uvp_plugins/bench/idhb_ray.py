@@ -51,6 +51,7 @@ __all__ = [
     "training_summary",
     "idhb_ray_ledger",
     "run_idhb_ray",
+    "idhb_ray_rows",
     "format_idhb_ray",
 ]
 
@@ -369,6 +370,14 @@ def run_idhb_ray(
                     flush=True,
                 )
     return rows
+
+
+def idhb_ray_rows(
+    problem: str, task: str, seed: int, eta: int = 2, r0: int = 16, variant: str = "efficient",
+    options: dict[str, Any] | None = None,
+) -> list[dict[str, Any]]:
+    """One (task, seed) of :func:`run_idhb_ray` (the unit of ``uvp-bench idhb-ray``'s jobs)."""
+    return run_idhb_ray(problem, [task], [seed], eta, r0, variant, options, progress=False)
 
 
 def _yes(flag: bool) -> str:

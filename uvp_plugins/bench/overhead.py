@@ -1,13 +1,16 @@
-"""``uvp-bench overhead``: sampler time per trial, ours beside Optuna's TPESampler, same run.
+"""``uvp-bench overhead``: sampler time per trial, ours beside Optuna's TPESampler and GPSampler.
 
 A study with five float parameters and a free objective runs ``max(trials) + 10`` trials; the
 time of ``study.ask()`` plus the ``suggest_*`` calls (where Optuna's samplers do their work) is
 recorded for every trial, both as CPU time of the process (``time.process_time``: what the
 sampler costs, insensitive to other jobs on a shared machine) and as wall time. The figure at
 ``n`` trials is the mean over trials ``n-10 .. n+9`` (the sampler sees about ``n`` earlier
-trials). The candidate-mesh size varies for our sampler; TPE has none. With ``repeats > 1`` the
-samplers run in turns (TPE, ours with each mesh size, TPE, ...), so a change in machine load
-affects all of them alike, and each cell is the median over the repeats.
+trials). The candidate-mesh size varies for our sampler (default settings, and the paper-faithful
+``guidance=None`` at the first mesh size); TPE and GPSampler have none. GPSampler (needs torch)
+runs only up to the trial counts ``<= gp_max_trials`` (its cost grows cubically: at 1000 trials a
+single run takes hours). With ``repeats > 1`` the samplers run in turns (TPE, GP, ours with each
+mesh size, TPE, ...), so a change in machine load affects all of them alike, and each cell is the
+median over the repeats.
 """
 
 from __future__ import annotations
@@ -44,9 +47,12 @@ def optuna_sampler_overhead(
     candidates: Sequence[int] = (1000, 10_000),
     seed: int = 0,
     repeats: int = 1,
+    gp_max_trials: int = 200,
 ) -> list[dict[str, Any]]:
     """Rows ``{sampler, candidates, trials, cpu_ms_per_trial, wall_ms_per_trial}`` (medians
     over ``repeats`` interleaved runs)."""
+    import importlib.util
+
     import optuna
 
     from optuna_ext import EnhancedAdaCentSampler
@@ -54,23 +60,44 @@ def optuna_sampler_overhead(
     if isinstance(repeats, bool) or int(repeats) < 1:
         raise ValueError(f"repeats must be an int >= 1, got {repeats!r}")
     horizon = max(trials) + 10
-    configs: list[tuple[str, int | None]] = [("TPESampler", None)] + [
-        ("EnhancedAdaCentSampler", int(n)) for n in candidates
+    gp_trials = [k for k in trials if k <= gp_max_trials]
+    configs: list[tuple[str, int | None, int, Any]] = [
+        ("TPESampler", None, horizon, lambda r: optuna.samplers.TPESampler(seed=seed + r))
     ]
+    if gp_trials and importlib.util.find_spec("torch") is not None:
+        configs.append(
+            ("GPSampler", None, max(gp_trials) + 10, lambda r: optuna.samplers.GPSampler(seed=seed + r))
+        )
+    for n in candidates:
+        configs.append(
+            (
+                "EnhancedAdaCentSampler",
+                int(n),
+                horizon,
+                lambda r, n=int(n): EnhancedAdaCentSampler(n_candidates=n, seed=seed + r),
+            )
+        )
+    configs.append(
+        (
+            "EnhancedAdaCentSampler(guidance=None)",
+            int(candidates[0]),
+            horizon,
+            lambda r: EnhancedAdaCentSampler(
+                n_candidates=int(candidates[0]), seed=seed + r, guidance=None
+            ),
+        )
+    )
     measured: dict[tuple[str, int | None], list[tuple[np.ndarray, np.ndarray]]] = {
-        c: [] for c in configs
+        (name, n): [] for name, n, _, _ in configs
     }
     for r in range(int(repeats)):
-        for name, n_cand in configs:
-            sampler = (
-                optuna.samplers.TPESampler(seed=seed + r)
-                if n_cand is None
-                else EnhancedAdaCentSampler(n_candidates=n_cand, seed=seed + r)
-            )
-            measured[(name, n_cand)].append(_time_study(sampler, horizon, seed + r))
+        for name, n_cand, n_trials, make in configs:
+            measured[(name, n_cand)].append(_time_study(make(r), n_trials, seed + r))
     rows = []
-    for name, n_cand in configs:
+    for name, n_cand, n_trials, _ in configs:
         for k in trials:
+            if k + 10 > n_trials:
+                continue
             lo, hi = max(0, k - 10), k + 10
             cpu = [float(c[lo:hi].mean()) for c, _ in measured[(name, n_cand)]]
             wall = [float(w[lo:hi].mean()) for _, w in measured[(name, n_cand)]]
@@ -101,11 +128,11 @@ def format_overhead(rows: Sequence[dict[str, Any]]) -> str:
         if key not in keys:
             keys.append(key)
     for name, n in keys:
-        cells = [
-            f"{r['cpu_ms_per_trial']:.1f} ({r['wall_ms_per_trial']:.1f})"
-            for k in trials
-            for r in rows
-            if (r["sampler"], r["candidates"], r["trials"]) == (name, n, k)
-        ]
+        cells = []
+        for k in trials:
+            match = [r for r in rows if (r["sampler"], r["candidates"], r["trials"]) == (name, n, k)]
+            cells += [
+                f"{r['cpu_ms_per_trial']:.1f} ({r['wall_ms_per_trial']:.1f})" for r in match
+            ] or ["(not run)"]
         lines.append(f"| {name} | {'-' if n is None else n} | " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -27,7 +27,13 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["HookTimer", "SCHEDULER_HOOKS", "ray_scheduler_overhead", "format_ray_overhead"]
+__all__ = [
+    "HookTimer",
+    "SCHEDULER_HOOKS",
+    "ray_scheduler_overhead",
+    "format_ray_overhead",
+    "check_ray_overhead_arguments",
+]
 
 #: the ``TrialScheduler`` hooks Ray's controller calls
 SCHEDULER_HOOKS = (
@@ -93,6 +99,14 @@ def _make_scheduler(name: str, max_t: int, eta: int, seed: int) -> Any:
 SCHEDULERS = ("HyperBandScheduler", "IterativeDeepeningHyperBandScheduler")
 
 
+def check_ray_overhead_arguments(max_t: int, eta: int, repeats: int) -> None:
+    """Clear errors for ``--max-t``, ``--eta`` and ``--repeats``."""
+    if eta < 2 or max_t < eta:
+        raise ValueError(f"need eta >= 2 and max_t >= eta, got max_t={max_t}, eta={eta}")
+    if repeats < 1:
+        raise ValueError(f"--repeats must be >= 1, got {repeats}")
+
+
 def ray_scheduler_overhead(
     max_t: int = 27, eta: int = 3, repeats: int = 1, seed: int = 0, stall_s: float = 30.0
 ) -> list[dict[str, Any]]:
@@ -113,10 +127,7 @@ def ray_scheduler_overhead(
     from uvp_plugins.bench.methods.ray_methods import problem_trainable, quiet_local_ray
     from uvp_plugins.bench.problems.synthetic import LCSynthetic
 
-    if eta < 2 or max_t < eta:
-        raise ValueError(f"need eta >= 2 and max_t >= eta, got max_t={max_t}, eta={eta}")
-    if repeats < 1:
-        raise ValueError(f"--repeats must be >= 1, got {repeats}")
+    check_ray_overhead_arguments(max_t, eta, repeats)
     n = IterativeDeepeningHyperBandScheduler.num_samples_needed(max_t, eta)
     problem = LCSynthetic("0", max_budget=max_t)
     configs = problem.space.sample(n, np.random.default_rng(seed))

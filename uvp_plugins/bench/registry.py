@@ -21,6 +21,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from uvp_plugins.bench.suggest import unknown_name
+
 if TYPE_CHECKING:
     from uvp_plugins.bench.context import RunContext
     from uvp_plugins.bench.problems.base import Problem
@@ -35,6 +37,7 @@ __all__ = [
     "methods",
     "problems",
     "load_all",
+    "install_hint",
 ]
 
 
@@ -67,6 +70,33 @@ class ProblemSpec:
     kind: str = "multi-fidelity"
     options: dict[str, Any] = field(default_factory=dict)
 
+
+_LIST_HINT = "see 'uvp-bench list'"
+
+#: the pyproject extra that installs each module a method or problem may require
+EXTRA_OF_MODULE = {
+    "optuna": "optuna",
+    "ray": "ray",
+    "smac": "smac",
+    "ConfigSpace": "smac",
+    "sklearn": "bench",
+    "onnxruntime": "bench",
+    "matplotlib": "bench",
+    "torch": "peers",
+    "dehb": "peers",
+}
+
+
+def install_hint(modules: Sequence[str]) -> str:
+    """``"needs torch, dehb: install the extra 'peers' (pip install -e '.[peers]' in a clone, or
+    pip install 'uvp-plugins[peers]')"`` for missing ``modules``."""
+    extras = sorted({EXTRA_OF_MODULE.get(m, "all") for m in modules})
+    spec = ",".join(extras)
+    which = "the extra" if len(extras) == 1 else "the extras"
+    return (
+        f"needs {', '.join(modules)}: install {which} {spec!r} "
+        f"(pip install -e '.[{spec}]' in a clone, or pip install 'uvp-plugins[{spec}]')"
+    )
 
 _METHODS: dict[str, MethodSpec] = {}
 _PROBLEMS: dict[str, ProblemSpec] = {}
@@ -118,18 +148,16 @@ def problems() -> dict[str, ProblemSpec]:
 def get_method(name: str) -> MethodSpec:
     all_methods = methods()
     if name not in all_methods:
-        raise ValueError(f"unknown method {name!r}; valid methods: {', '.join(all_methods)}")
+        raise ValueError(unknown_name("method", name, list(all_methods), hint=_LIST_HINT))
     spec = all_methods[name]
     missing = spec.missing()
     if missing:
-        raise ValueError(
-            f"method {name!r} needs {', '.join(missing)}: install with pip install 'uvp-plugins[all]'"
-        )
+        raise ValueError(f"method {name!r} {install_hint(missing)}")
     return spec
 
 
 def get_problem(name: str) -> ProblemSpec:
     all_problems = problems()
     if name not in all_problems:
-        raise ValueError(f"unknown problem {name!r}; valid problems: {', '.join(all_problems)}")
+        raise ValueError(unknown_name("problem", name, list(all_problems), hint=_LIST_HINT))
     return all_problems[name]

@@ -22,8 +22,10 @@ Plots (PNG): anytime mean rank vs budget fraction, and mean score vs budget frac
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -38,8 +40,9 @@ from uvp_plugins.bench.bootstrap_ranks import (
     format_bootstrap_ranks,
     per_task_scores,
 )
+from uvp_plugins.bench.suggest import did_you_mean, short_list
 
-__all__ = ["Run", "load_runs", "summarise", "format_table", "plot_problem", "report"]
+__all__ = ["Run", "load_runs", "summarise", "format_table", "plot_problem", "plot_name", "report"]
 
 DEFAULT_FRACTIONS = (0.1, 0.25, 0.5, 1.0)
 
@@ -245,17 +248,19 @@ def rows_direction(rows: Sequence[dict[str, Any]]) -> str:
     return str(rows[0].get("direction", "max")) if rows else "max"
 
 
-def plot_problem(runs: Sequence[Run], path: Path, title: str) -> Path:
-    """Anytime mean rank and mean score vs budget fraction, one PNG."""
-    import matplotlib
+#: markers and line styles cycled over methods, so overlapping curves stay distinguishable
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p")
+_LINESTYLES = ("-", "--", "-.", ":")
+#: the score axis shows the values from this budget fraction on (earlier values, far below the
+#: later ones, would squeeze the differences that matter into a few pixels)
+SCORE_AXIS_FROM = 0.1
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    grid = np.linspace(0.02, 1.0, 50)
+def _anytime(runs: Sequence[Run], grid: np.ndarray) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """method -> mean rank and mean score (over tasks) at every budget fraction of ``grid``."""
     methods = sorted({r.method for r in runs})
-    ranks = {m: [] for m in methods}  # type: dict[str, list[float]]
-    scores = {m: [] for m in methods}  # type: dict[str, list[float]]
+    ranks: dict[str, list[float]] = {m: [] for m in methods}
+    scores: dict[str, list[float]] = {m: [] for m in methods}
     for f in grid:
         rk = mean_ranks(runs, float(f))
         tm = _task_means(runs, float(f))
@@ -263,23 +268,117 @@ def plot_problem(runs: Sequence[Run], path: Path, title: str) -> Path:
             ranks[m].append(rk.get(m, math.nan))
             vals = [tm[t][m] for t in tm if m in tm[t]]
             scores[m].append(float(np.nanmean(vals)) if np.any(np.isfinite(vals)) else math.nan)
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
-    for m in methods:
-        axes[0].plot(grid * 100, ranks[m], label=m)
-        axes[1].plot(grid * 100, scores[m], label=m)
-    axes[0].set_xlabel("budget spent (% of B)")
-    axes[0].set_ylabel("mean rank (lower is better)")
-    axes[0].invert_yaxis()
-    axes[1].set_xlabel("budget spent (% of B)")
-    axes[1].set_ylabel(f"mean best score ({runs[0].direction})")
+    return ranks, scores
+
+
+def score_axis_limits(scores: dict[str, list[float]], grid: np.ndarray) -> tuple[float, float] | None:
+    """Y limits showing every method's mean score from :data:`SCORE_AXIS_FROM` of the budget on,
+    with a 5 % margin (None if there is nothing to show)."""
+    later = grid >= SCORE_AXIS_FROM - 1e-12
+    vals = np.array([v for m in scores for v, keep in zip(scores[m], later, strict=True) if keep], dtype=float)
+    vals = vals[np.isfinite(vals)]
+    if vals.size == 0:
+        return None
+    lo, hi = float(vals.min()), float(vals.max())
+    pad = 0.05 * (hi - lo) if hi > lo else 0.05 * max(abs(hi), 1e-9)
+    return lo - pad, hi + pad
+
+
+def plot_problem(runs: Sequence[Run], path: Path, title: str) -> Path:
+    """Anytime mean rank and mean score vs budget fraction, one PNG with two panels.
+
+    Each panel stands on its own: its own legend (below it, never over the curves), the metric
+    and its direction named, a distinct marker and line style per method (markers staggered, so
+    coinciding curves stay visible), and a score axis zoomed to the values from
+    :data:`SCORE_AXIS_FROM` of the budget on."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    grid = np.linspace(0.02, 1.0, 50)
+    methods = sorted({r.method for r in runs})
+    ranks, scores = _anytime(runs, grid)
+    direction = runs[0].direction
+    metric = str(runs[0].summary.get("metric") or "score")
+    better = "higher" if direction == "max" else "lower"
+    fig, axes = plt.subplots(1, 2, figsize=(13, 5.2 + 0.25 * math.ceil(len(methods) / 3)))
+    colors = plt.get_cmap("tab10" if len(methods) <= 10 else "tab20")
+    step = 6
+    for i, m in enumerate(methods):
+        style = {
+            "label": m, "color": colors(i % colors.N), "marker": _MARKERS[i % len(_MARKERS)],
+            "linestyle": _LINESTYLES[i % len(_LINESTYLES)], "linewidth": 1.6, "markersize": 5,
+            "markevery": (i % step, step), "alpha": 0.9,
+        }
+        axes[0].plot(grid * 100, ranks[m], **style)
+        axes[1].plot(grid * 100, scores[m], **style)
+    axes[0].set_ylabel(f"mean rank over tasks of the best {metric} (1 = best)")
+    axes[0].set_ylim(len(methods) + 0.2, 0.8)  # inverted: best on top
     axes[0].set_title(f"{title}: anytime mean rank")
-    axes[1].set_title(f"{title}: anytime mean score")
-    axes[1].legend(fontsize=8, loc="best")
+    axes[1].set_ylabel(f"mean best {metric} so far ({better} is better)")
+    limits = score_axis_limits(scores, grid)
+    if limits is not None:
+        axes[1].set_ylim(*limits)
+    axes[1].set_title(f"{title}: anytime mean {metric} (axis from {SCORE_AXIS_FROM:.0%} of B)")
+    for ax in axes:
+        ax.set_xlabel("budget spent (% of B)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14),
+                  ncol=min(3, len(methods)), frameon=False)
+    tasks = sorted({r.task for r in runs})
+    seeds = sorted({r.seed for r in runs})
+    fig.suptitle(
+        f"{len(tasks)} task(s) x seeds {_compact_seeds(seeds)}, B = {runs[0].total_budget:g} "
+        "fidelity units", fontsize=9,
+    )
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def _compact_seeds(seeds: Sequence[int]) -> str:
+    """``[0, 1, 2, 5]`` -> ``"0-2,5"``."""
+    parts: list[str] = []
+    start = prev = None
+    for s in sorted(seeds):
+        if start is None:
+            start = prev = s
+        elif prev is not None and s == prev + 1:
+            prev = s
+        else:
+            parts.append(f"{start}" if start == prev else f"{start}-{prev}")
+            start = prev = s
+    if start is not None:
+        parts.append(f"{start}" if start == prev else f"{start}-{prev}")
+    return ",".join(parts)
+
+
+def plot_name(
+    problem: str,
+    methods: Sequence[str] | None = None,
+    tasks: Sequence[str] | None = None,
+    seeds: Sequence[int] | None = None,
+) -> str:
+    """The PNG file name of a report: the problem, plus the subset when the report is filtered
+    (so a report on a subset never overwrites the full report's plot)."""
+    def part(key: str, values: Sequence[str]) -> str:
+        text = "+".join(values)
+        if len(text) > 40 or not re.fullmatch(r"[A-Za-z0-9_.+,-]*", text):
+            digest = hashlib.sha1("\0".join(values).encode()).hexdigest()[:8]
+            text = f"{len(values)}-{digest}"
+        return f"{key}-{text}"
+
+    parts = [problem]
+    if methods is not None:
+        parts.append(part("methods", sorted(methods)))
+    if tasks is not None:
+        parts.append(part("tasks", list(tasks)))
+    if seeds is not None:
+        parts.append(f"seeds-{_compact_seeds(seeds)}")
+    return "--".join(parts) + ".png"
 
 
 def _on_common_tasks(runs: list[Run]) -> list[Run]:
@@ -308,23 +407,28 @@ def report(
     ``methods``, ``tasks`` and ``seeds`` restrict the runs (e.g. to the tasks and seeds every
     compared method was run on, so that the ranks compare like with like); ``tasks=["common"]``
     keeps, per problem, the tasks on which every selected method has runs. ``bootstrap > 0``
-    adds the final mean rank with a bootstrap interval and P(best) from that many replicates
+    adds, at every fraction, the mean rank with a bootstrap interval and P(best) from that many
+    replicates
     (:mod:`uvp_plugins.bench.bootstrap_ranks`, the paper's App. D.1)."""
     if not isinstance(bootstrap, int) or isinstance(bootstrap, bool) or bootstrap < 0:
         raise ValueError(f"--bootstrap: expected a number of replicates >= 0, got {bootstrap!r}")
     runs = load_runs(directory)
+    # the subset as asked for: it goes into the plot file names
+    subset_methods = None if methods is None else list(methods)
+    subset_tasks = None if tasks is None else list(tasks)
+    subset_seeds = None if seeds is None else list(seeds)
     common = tasks is not None and list(tasks) == ["common"]
     if common:
         tasks = None
     for name, wanted, attr in (("methods", methods, "method"), ("tasks", tasks, "task")):
         if wanted is not None:
-            present = {getattr(r, attr) for r in runs}
-            unknown = sorted(set(wanted) - present)
-            if unknown:
-                raise ValueError(
-                    f"--{name}: {', '.join(unknown)} not in {directory}; present: "
-                    f"{', '.join(sorted(present))}"
-                )
+            present = sorted({getattr(r, attr) for r in runs})
+            for w in wanted:
+                if w not in present:
+                    raise ValueError(
+                        f"--{name}: no runs of {attr} {w!r} in {directory}{did_you_mean(w, present)}; "
+                        f"{name} with runs there: {short_list(present)}"
+                    )
             runs = [r for r in runs if getattr(r, attr) in set(wanted)]
     if seeds is not None:
         runs = [r for r in runs if r.seed in set(seeds)]
@@ -351,8 +455,9 @@ def report(
             f"B = {pruns[0].total_budget:g} fidelity units; direction {pruns[0].direction}."
         )
         if bootstrap:
-            boot = bootstrap_mean_ranks(pruns, 1.0, bootstrap)
-            text += "\n\n" + format_bootstrap_ranks(boot, 1.0, bootstrap)
+            for fraction in fractions:
+                boot = bootstrap_mean_ranks(pruns, fraction, bootstrap)
+                text += "\n\n" + format_bootstrap_ranks(boot, fraction, bootstrap)
         timings = format_timings(pruns)
         if timings:
             text += "\n\nOptimizer time per step (wall, in the same runs):\n\n" + timings
@@ -360,7 +465,8 @@ def report(
         if arm_table:
             text += "\n\nEvaluations per arm (mean per run):\n\n" + arm_table
         if plots:
-            png = plot_problem(pruns, out_dir / f"{problem}.png", problem)
+            name = plot_name(problem, subset_methods, subset_tasks, subset_seeds)
+            png = plot_problem(pruns, out_dir / name, problem)
             text += f"\nPlot: {png}"
         texts.append(text)
     return "\n\n".join(texts)

@@ -12,27 +12,38 @@ a time, ``spawn`` start method), never in the driver: a run that crashes is reco
 traceback and the others go on. Workers are reused across runs (imports and surrogate sessions
 are loaded once per worker); no optimizer state is shared between runs. Workers start with
 ``PYTHONHASHSEED=0`` unless the caller set it (see :func:`fixed_worker_hash_seed`), so a run is
-reproducible from its seed.
+reproducible from its seed, and with their BLAS/OpenMP thread pools limited so that jobs x threads
+<= cores (:mod:`uvp_plugins.bench.threads`; ``threads=`` overrides, each run records the pool sizes
+it ran with).
 """
 
 from __future__ import annotations
 
 import csv
 import json
+import math
 import multiprocessing as mp
 import os
 import re
-import sys
 import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, is_dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-__all__ = ["RunSpec", "run_one", "run_many", "result_paths", "parse_seeds", "fixed_worker_hash_seed"]
+__all__ = [
+    "RunSpec",
+    "Job",
+    "run_one",
+    "run_many",
+    "result_paths",
+    "parse_seeds",
+    "fixed_worker_hash_seed",
+    "write_summary",
+]
 
 #: string-hash seed the workers start with when the caller did not set ``PYTHONHASHSEED``
 WORKER_HASH_SEED = "0"
@@ -50,6 +61,25 @@ class RunSpec:
 
     def label(self) -> str:
         return f"{self.problem}/{self.task}/{self.method}/seed{self.seed}"
+
+    def summary_path(self, out: Path) -> Path:
+        return result_paths(out, self)[1]
+
+    def execute(self, out: Path, threads: int | None = None) -> dict[str, Any]:
+        return run_one(self, out, threads)
+
+
+class Job(Protocol):
+    """What :func:`run_many` runs: a picklable description with a label, the path of the JSON
+    summary it writes (a job whose summary exists is finished) and :meth:`execute`, which runs
+    it in the current process, writes the summary and returns it. :class:`RunSpec` is one; a
+    study may define others (e.g. :class:`uvp_plugins.bench.methods.tobit_bench.RuntimeJob`)."""
+
+    def label(self) -> str: ...
+
+    def summary_path(self, out: Path) -> Path: ...
+
+    def execute(self, out: Path, threads: int | None = None) -> dict[str, Any]: ...
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -88,11 +118,14 @@ def _atomic_write(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def run_one(spec: RunSpec, out: str | os.PathLike[str]) -> dict[str, Any]:
-    """Run one combination in this process and write its CSV and JSON; returns the summary."""
+def run_one(spec: RunSpec, out: str | os.PathLike[str], threads: int | None = None) -> dict[str, Any]:
+    """Run one combination in this process and write its CSV and JSON; returns the summary.
+
+    ``threads``: the thread limit this process runs under (recorded with the pool sizes)."""
     from uvp_plugins.bench.context import RunContext
     from uvp_plugins.bench.ledger import BudgetExhausted
     from uvp_plugins.bench.registry import get_method, get_problem
+    from uvp_plugins.bench.threads import thread_pool_sizes
 
     out_dir = Path(out)
     csv_path, json_path = result_paths(out_dir, spec)
@@ -127,12 +160,18 @@ def run_one(spec: RunSpec, out: str | os.PathLike[str]) -> dict[str, Any]:
         "optimum": problem.optimum,
         "error": error,
         "python_hash_seed": os.environ.get("PYTHONHASHSEED"),
+        "threads": threads,
+        "thread_pools": thread_pool_sizes(),
     }
     options = {k: v for k, v in spec.problem_options.items() if k != "yahpo_data"}
     if options:  # e.g. log_params: a different parameterisation of the space
         summary["problem_options"] = options
+    if ctx.notes:
+        summary["notes"] = ctx.notes
     if ctx.arm_evaluations:  # CASH problems: how the budget was spread over model classes
         summary["arm_evaluations"] = dict(sorted(ctx.arm_evaluations.items()))
+    if ctx.extras:  # method-specific facts (e.g. a core ledger to compare with the steps spent)
+        summary["extras"] = ctx.extras
     if ctx.timings:
         summary["timings"] = {
             name: {
@@ -144,20 +183,29 @@ def run_one(spec: RunSpec, out: str | os.PathLike[str]) -> dict[str, Any]:
             for name, sec in ctx.timings.items()
         }
     _atomic_write(csv_path, "\n".join(lines) + "\n")
-    _atomic_write(json_path, json.dumps(summary, indent=1, default=str))
+    write_summary(json_path, summary)
     return summary
 
 
-def _worker(spec: RunSpec, out: str) -> dict[str, Any]:
-    # one core per run: runs are parallelised by processes. BLAS threads, and joblib's worker
-    # count (SMAC's random forest fits and predicts with n_jobs=-1, i.e. one thread per core,
-    # which on a shared machine costs more in thread polling than it gains)
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "LOKY_MAX_CPU_COUNT"):
-        os.environ.setdefault(var, "1")
+def write_summary(path: Path, summary: dict[str, Any]) -> None:
+    """Write a job's JSON summary atomically (a reader never sees half a file)."""
+    _atomic_write(path, json.dumps(summary, indent=1, default=str))
+
+
+def _worker(job: Job, out: str, threads: int) -> dict[str, Any]:
+    # the thread limit is already in this process's environment (set by the parent before the
+    # pool started, see run_many); threadpoolctl also limits the pools loaded since
+    from uvp_plugins.bench import progress
+    from uvp_plugins.bench.threads import limit_threads
+
+    limit_threads(threads)
+    # this process runs one run after another: Ray methods keep their local cluster for the next
+    os.environ["UVP_BENCH_KEEP_RAY"] = "1"  # ray_methods.KEEP_CLUSTER_ENV (not imported: no Ray here)
     import warnings
 
     warnings.filterwarnings("ignore")
-    return run_one(spec, out)
+    progress.begin(job.label())
+    return job.execute(Path(out), threads)
 
 
 _WORKER_DIED = "worker died: "
@@ -185,71 +233,126 @@ def fixed_worker_hash_seed() -> Iterator[None]:
         os.environ.pop("PYTHONHASHSEED", None)
 
 
-def _finished(json_path: Path) -> bool:
-    """A run is finished when its summary exists, unless its worker process died (retried).
+def _job_parameters(job: Any) -> dict[str, Any]:
+    """A dataclass job's parameters as they appear in its JSON summary."""
+    if not is_dataclass(job) or isinstance(job, type):
+        return {}
+    params = json.loads(json.dumps(asdict(job), default=str))
+    if isinstance(job, RunSpec):  # the summary keeps the options that change the problem
+        options = {k: v for k, v in params.pop("problem_options").items() if k != "yahpo_data"}
+        params["problem_options"] = options
+        if job.total_budget is None:  # the summary holds the B it resolved instead
+            params.pop("total_budget")
+    return dict(params)
+
+
+def _finished(job: Job, out: Path) -> bool:
+    """A job is finished when its summary exists and was made with the job's parameters, unless
+    its worker process died (retried).
 
     A method's own crash is a result (recorded in ``error`` with the ledger up to the crash); a
     worker that died (the problem could not be built, the process was killed) measured nothing.
+    A summary of the same run with other parameters (e.g. another budget) is rerun.
     """
+    json_path = job.summary_path(out)
     if not json_path.exists():
         return False
     try:
-        error = json.loads(json_path.read_text()).get("error")
+        summary = json.loads(json_path.read_text())
     except (OSError, ValueError):
         return False
-    return not (isinstance(error, str) and error.startswith(_WORKER_DIED))
+    error = summary.get("error")
+    if isinstance(error, str) and error.startswith(_WORKER_DIED):
+        return False
+    for key, value in _job_parameters(job).items():
+        stored = summary.get(key, {} if key == "problem_options" else value)
+        if stored != value:
+            return False
+    return True
 
 
 def run_many(
-    specs: Sequence[RunSpec],
+    specs: Sequence[Job],
     out: str | os.PathLike[str],
     jobs: int = 1,
     force: bool = False,
     progress: Callable[[str], None] | None = None,
+    threads: int | None = None,
+    bar: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Run every spec in a separate process (``jobs`` at a time); skip finished ones."""
+    """Run every job in a separate process (``jobs`` at a time); skip finished ones.
+
+    ``threads``: BLAS/OpenMP threads per worker (default: the caller's ``OMP_NUM_THREADS`` if
+    set, else cores // jobs; :func:`uvp_plugins.bench.threads.resolve_threads`). ``bar``: the
+    label of a tqdm progress bar that also moves while runs train (workers report the share of
+    their budget spent); None: no bar. ``progress`` receives one line per finished run (default:
+    printed on stderr, above the bar if there is one)."""
+    from uvp_plugins.bench import progress as progress_channel
+    from uvp_plugins.bench.threads import resolve_threads, worker_thread_env
+
     out_dir = Path(out)
-    say = progress or (lambda msg: print(msg, file=sys.stderr, flush=True))
-    todo = [s for s in specs if force or not _finished(result_paths(out_dir, s)[1])]
+    todo = [s for s in specs if force or not _finished(s, out_dir)]
     skipped = len(specs) - len(todo)
+    ctx = mp.get_context("spawn")
+    channel = ctx.Queue() if bar is not None else None
+    display = progress_channel.ProgressBar(len(todo), bar or "", channel, enabled=bar is not None and bool(todo))
+    say = progress or display.write
     if skipped:
         say(f"[uvp-bench] {skipped} of {len(specs)} runs already done in {out_dir} (use --force to rerun)")
-    retried = [s for s in todo if not force and result_paths(out_dir, s)[1].exists()]
+    retried = [s for s in todo if not force and s.summary_path(out_dir).exists()]
     if retried:
-        say(f"[uvp-bench] rerunning {len(retried)} runs whose worker died (or whose summary is "
-            "unreadable): "
+        say(f"[uvp-bench] rerunning {len(retried)} runs whose worker died, whose summary is "
+            "unreadable or was made with other parameters: "
             + ", ".join(s.label() for s in retried))
     results: list[dict[str, Any]] = []
     if not todo:
         return results
     start = time.perf_counter()
-    ctx = mp.get_context("spawn")
     workers = max(1, int(jobs))
-    with fixed_worker_hash_seed(), ProcessPoolExecutor(workers, mp_context=ctx) as pool:
-        pending: dict[Future[dict[str, Any]], RunSpec] = {}
-        queue = list(todo)
-        done = 0
-        while queue or pending:
-            while queue and len(pending) < workers:
-                spec = queue.pop(0)
-                pending[pool.submit(_worker, spec, str(out_dir))] = spec
-            finished, _ = wait(list(pending), return_when=FIRST_COMPLETED)
-            for fut in finished:
-                spec = pending.pop(fut)
-                done += 1
-                try:
-                    res = fut.result()
-                except Exception as exc:  # the worker process itself died
-                    res = {**asdict(spec), "error": f"{_WORKER_DIED}{exc!r}", "final": float("nan")}
-                    _atomic_write(result_paths(out_dir, spec)[1], json.dumps(res, default=str))
-                results.append(res)
-                elapsed = time.perf_counter() - start
-                eta = elapsed / done * (len(todo) - done)
-                status = "ERROR" if res.get("error") else f"final={res.get('final'):.4g}"
-                say(
-                    f"[uvp-bench] {done}/{len(todo)} {spec.label()} {status} "
-                    f"({res.get('wall_seconds', float('nan')):.1f}s; elapsed {elapsed:.0f}s, eta {eta:.0f}s)"
-                )
+    per_worker = resolve_threads(workers, threads)
+    try:
+        with (
+            fixed_worker_hash_seed(),
+            worker_thread_env(per_worker),
+            ProcessPoolExecutor(
+                workers, mp_context=ctx, initializer=progress_channel.init_worker, initargs=(channel,)
+            ) as pool,
+        ):
+            pending: dict[Future[dict[str, Any]], Job] = {}
+            queue = list(todo)
+            done = 0
+            while queue or pending:
+                while queue and len(pending) < workers:
+                    spec = queue.pop(0)
+                    pending[pool.submit(_worker, spec, str(out_dir), per_worker)] = spec
+                finished, _ = wait(list(pending), timeout=0.5, return_when=FIRST_COMPLETED)
+                display.poll()
+                for fut in finished:
+                    spec = pending.pop(fut)
+                    done += 1
+                    try:
+                        res = fut.result()
+                    except Exception as exc:  # the worker process itself died
+                        res = {**asdict(spec), "error": f"{_WORKER_DIED}{exc!r}", "final": float("nan")}  # type: ignore[call-overload]
+                        write_summary(spec.summary_path(out_dir), res)
+                    results.append(res)
+                    display.finished(spec.label())
+                    elapsed = time.perf_counter() - start
+                    eta = elapsed / done * (len(todo) - done)
+                    final = res.get("final")
+                    status = (
+                        "ERROR" if res.get("error")
+                        else f"final={final:.4g}" if isinstance(final, (int, float)) and math.isfinite(final)
+                        else "done"
+                    )
+                    say(
+                        f"[uvp-bench] {done}/{len(todo)} {spec.label()} {status} "
+                        f"({res.get('wall_seconds', float('nan')):.1f}s; elapsed {elapsed:.0f}s, eta {eta:.0f}s)"
+                    )
+    finally:
+        display.close()
+        if channel is not None:
+            channel.close()
     return results
 
 

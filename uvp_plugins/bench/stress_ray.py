@@ -52,6 +52,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 __all__ = [
@@ -61,6 +62,7 @@ __all__ = [
     "stress_grid",
     "ray_kill_resume",
     "stress_ray",
+    "run_ray_stress",
     "read_saved_core",
     "STRESS_KEYS",
 ]
@@ -516,6 +518,23 @@ def stress_ray(
     total: dict[str, Any] = {k: sum(int(s[k]) for s in scenarios) for k in STRESS_KEYS}
     total["scenarios"] = scenarios
     return total
+
+
+def run_ray_stress(repeats: int, seed: int, out: Path) -> list[dict[str, Any]]:
+    """The Ray scenario of ``uvp-bench stress --scenarios ray``
+    (:data:`uvp_plugins.bench.stress.EXTERNAL_SCENARIOS`): :func:`stress_ray` once with
+    ``tune.run`` resumed by :func:`raytune_ext.resume_with_larger_budget` and once with
+    ``Tuner.fit`` resumed by ``Tuner.restore``, ``repeats`` kill points each; one row of summed
+    counts per combination. Every scenario's details are appended to ``out/ray.jsonl``."""
+    rows: list[dict[str, Any]] = []
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "ray.jsonl", "a") as fh:
+        for api, resume in (("run", "helper"), ("tuner", "tuner")):
+            total = stress_ray(repeats=repeats, seed=seed, api=api, resume=resume)
+            rows.append({"api": api, "resume": resume, **{k: total[k] for k in STRESS_KEYS}})
+            for scenario in total["scenarios"]:
+                fh.write(json.dumps({"api": api, "resume": resume, **scenario}, default=str) + "\n")
+    return rows
 
 
 if __name__ == "__main__":  # the killed driver of ray_kill_resume (not a command-line tool)

@@ -1,9 +1,12 @@
 """Our Optuna plugin in the harness: EnhancedAdaCentSampler + PredPruner through ask/tell.
 
-* ``optuna-eadacent-pred``: ``EnhancedAdaCentSampler(seed, max_resource=T)`` +
-  ``PredPruner(max_resource=T)`` - Enhanced-AdaCent (Bateni et al., Alg. 8) in Optuna's
-  trial-at-a-time model (delta = 0.1, tail-fit predictor, 1000 Sobol candidates, epsilon "auto").
-* ``optuna-adacent-pred``: the same with ``enhanced=False`` - AdaCent (Alg. 7): plain greedy
+* ``optuna-eadacent-pred`` (ours, default): ``EnhancedAdaCentSampler(seed, max_resource=T)`` +
+  ``PredPruner(max_resource=T)`` - Enhanced-AdaCent's coverage for the first trials, then the
+  expected-improvement choice of :mod:`uvp_plugins.adacent.guidance` (delta = 0.1, tail-fit
+  predictor, 1000 Sobol candidates, epsilon "auto").
+* ``optuna-eadacent-pred-paper``: the same with ``guidance=None`` - Enhanced-AdaCent (Bateni et
+  al., Alg. 8) in Optuna's trial-at-a-time model: Enhanced-KCenter at every trial.
+* ``optuna-adacent-pred``: ``enhanced=False, guidance=None`` - AdaCent (Alg. 7): plain greedy
   k-center selection with the same pruning.
 
 The study loop is the harness's :func:`uvp_plugins.bench.methods.optuna_native.run_optuna_study`
@@ -14,25 +17,33 @@ our methods and Optuna's native ones are driven identically. Optuna's logging is
 
 from __future__ import annotations
 
+from typing import Any
+
 from uvp_plugins.bench.context import RunContext
 from uvp_plugins.bench.registry import register_method
 
-__all__ = ["run_eadacent_pred", "run_adacent_pred"]
+__all__ = ["run_eadacent_pred", "run_eadacent_pred_paper", "run_adacent_pred"]
+
+_DEFAULT: Any = "default"
 
 
-def _run(ctx: RunContext, enhanced: bool) -> None:
+def _run(ctx: RunContext, enhanced: bool, guidance: Any = _DEFAULT) -> None:
     from optuna_ext import EnhancedAdaCentSampler, PredPruner
     from uvp_plugins.bench.methods.optuna_native import run_optuna_study
 
     T = ctx.max_budget
-    sampler = EnhancedAdaCentSampler(seed=ctx.seed, max_resource=max(T, 2), enhanced=enhanced)
+    kwargs = {} if guidance is _DEFAULT else {"guidance": guidance}
+    sampler = EnhancedAdaCentSampler(
+        seed=ctx.seed, max_resource=max(T, 2), enhanced=enhanced, **kwargs
+    )
     pruner = PredPruner(max_resource=max(T, 2)) if T >= 2 else None
     run_optuna_study(ctx, sampler, pruner)
 
 
 @register_method(
     "optuna-eadacent-pred",
-    "ours: Optuna EnhancedAdaCentSampler + PredPruner (Enhanced-AdaCent, Alg. 8)",
+    "ours (default): Optuna EnhancedAdaCentSampler + PredPruner (Enhanced-AdaCent's coverage, "
+    "then expected improvement on every trial's value at the depth)",
     requires=("optuna",),
     kind="ours",
 )
@@ -41,10 +52,21 @@ def run_eadacent_pred(ctx: RunContext) -> None:
 
 
 @register_method(
+    "optuna-eadacent-pred-paper",
+    "ours, paper-faithful: EnhancedAdaCentSampler(guidance=None) + PredPruner (Alg. 8)",
+    requires=("optuna",),
+    kind="ours",
+)
+def run_eadacent_pred_paper(ctx: RunContext) -> None:
+    _run(ctx, enhanced=True, guidance=None)
+
+
+@register_method(
     "optuna-adacent-pred",
-    "ours: Optuna EnhancedAdaCentSampler(enhanced=False) + PredPruner (AdaCent, Alg. 7)",
+    "ours, paper-faithful: EnhancedAdaCentSampler(enhanced=False, guidance=None) + PredPruner "
+    "(AdaCent, Alg. 7)",
     requires=("optuna",),
     kind="ours",
 )
 def run_adacent_pred(ctx: RunContext) -> None:
-    _run(ctx, enhanced=False)
+    _run(ctx, enhanced=False, guidance=None)

@@ -47,7 +47,14 @@ from uvp_plugins.bench.ledger import BudgetExhausted
 from uvp_plugins.bench.problems.base import Problem
 from uvp_plugins.bench.registry import register_method
 
-__all__ = ["run_ray_method", "problem_trainable", "ray_idhb", "quiet_local_ray", "QUIET_TUNE_ENV"]
+__all__ = [
+    "run_ray_method",
+    "problem_trainable",
+    "ray_idhb",
+    "quiet_local_ray",
+    "QUIET_TUNE_ENV",
+    "KEEP_CLUSTER_ENV",
+]
 
 ETA = 3
 
@@ -59,14 +66,20 @@ QUIET_TUNE_ENV = {"TUNE_DISABLE_AUTO_CALLBACK_LOGGERS": "1", "RAY_AIR_NEW_OUTPUT
 _QUIET_LOGGERS = ("ray", "ray.tune")
 
 
+#: set in the environment of the harness's worker processes (:mod:`uvp_plugins.bench.runner`):
+#: a worker runs several runs one after the other, so its local Ray cluster is kept for the next
+#: Ray run instead of being started anew for each (Ray shuts it down when the worker exits)
+KEEP_CLUSTER_ENV = "UVP_BENCH_KEEP_RAY"
+
+
 @contextlib.contextmanager
 def quiet_local_ray(num_cpus: int = 2) -> Iterator[bool]:
     """Quiet Ray for the ``with`` block; starts a local cluster if none is running.
 
     Sets :data:`QUIET_TUNE_ENV` and the ``ray`` / ``ray.tune`` loggers to ERROR, starts
     ``ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)`` on 127.0.0.1
-    only when Ray is not initialised (shut down at exit), and restores the environment and the
-    logger levels at exit.
+    only when Ray is not initialised (shut down at exit, except in a harness worker:
+    :data:`KEEP_CLUSTER_ENV`), and restores the environment and the logger levels at exit.
     Yields whether it started the cluster. Errors (failed trials, Ray errors) stay visible.
     """
     import ray
@@ -91,7 +104,7 @@ def quiet_local_ray(num_cpus: int = 2) -> Iterator[bool]:
         yield started
     finally:
         try:
-            if started:
+            if started and not os.environ.get(KEEP_CLUSTER_ENV):
                 ray.shutdown()
         finally:
             for lg, level in zip(loggers, saved_levels, strict=True):
@@ -147,12 +160,41 @@ def problem_trainable(
             )
 
 
+def _no_trial_progress_lines() -> Any:
+    """A Ray Tune trial-progress callback that prints nothing.
+
+    Without one, ``tune.run`` adds its own ``TrialProgressCallback``, which prints
+    "Trial ... completed. Last result: " for every trial that completes without a new result,
+    whatever ``verbose`` says (Ray 2.60) — every finished trial of a resumed experiment. The
+    harness reports progress itself (:mod:`uvp_plugins.bench.progress`); failed trials are still
+    reported."""
+    from ray.tune.progress_reporter import TrialProgressCallback
+
+    class Silent(TrialProgressCallback):  # type: ignore[misc]
+        def on_trial_result(self, *args: Any, **kwargs: Any) -> None:
+            pass
+
+        def on_trial_complete(self, *args: Any, **kwargs: Any) -> None:
+            pass
+
+    return Silent()
+
+
 def run_ray_method(
-    ctx: RunContext, make_scheduler: Callable[[], Any], num_samples: int, tag: str
+    ctx: RunContext,
+    make_scheduler: Callable[[], Any],
+    num_samples: int,
+    tag: str,
+    continue_to: int | None = None,
 ) -> Any:
     """Spend ``ctx``'s budget with ``tune.run`` under the scheduler from ``make_scheduler``.
 
-    Returns the scheduler (for inspection). ``num_samples`` configurations are drawn.
+    Returns the scheduler (for inspection). ``num_samples`` configurations are drawn. With
+    ``continue_to`` (an ``IterativeDeepeningHyperBandScheduler`` run only), the finished
+    experiment is then continued to ``max_t=continue_to`` with
+    :func:`raytune_ext.resume_with_larger_budget` (a second ``tune.run`` on the same
+    experiment), charged to the same ledger; ``ctx.notes["first_run_spent"]`` records what the
+    first run spent.
     """
     from ray import tune
     from ray.tune import Callback, Stopper
@@ -206,24 +248,32 @@ def run_ray_method(
     )
 
     scheduler = make_scheduler()
+    common: dict[str, Any] = {
+        "stop": StopWhenExhausted(flag),
+        "callbacks": [ChargeLedger(), _no_trial_progress_lines()],
+        "resources_per_trial": {"cpu": 1},
+        "reuse_actors": True,
+        "raise_on_failed_trial": False,
+        "verbose": 0,
+    }
     with quiet_local_ray(), tempfile.TemporaryDirectory(
         prefix="uvp-bench-ray-", ignore_cleanup_errors=True
     ) as storage:
-        tune.run(
+        analysis = tune.run(
             trainable,
             config={"idx": tune.grid_search(list(range(num_samples)))},
             scheduler=scheduler,
             metric="value",
             mode=ctx.direction,
-            stop=StopWhenExhausted(flag),
-            callbacks=[ChargeLedger()],
-            resources_per_trial={"cpu": 1},
             storage_path=storage,
             name=f"{tag}seed{ctx.seed}",
-            reuse_actors=True,
-            raise_on_failed_trial=False,
-            verbose=0,
+            **common,
         )
+        if continue_to is not None and not flag["exhausted"]:
+            from raytune_ext import resume_with_larger_budget
+
+            ctx.notes["first_run_spent"] = ctx.ledger.spent
+            resume_with_larger_budget(analysis.experiment_path, trainable, max_t=continue_to, **common)
     return scheduler
 
 
@@ -262,6 +312,47 @@ def ray_idhb(ctx: RunContext) -> Any:
         n,
         "ray-idhb-",
     )
+
+
+def _plain_hyperband(ctx: RunContext, max_t: int, tag: str, continue_to: int | None = None) -> None:
+    """Hyperband at ``max_t`` with our scheduler (no deepening ladder), configurations for
+    ``continue_to`` (or ``max_t``), optionally continued with ``resume_with_larger_budget``."""
+    from raytune_ext import IterativeDeepeningHyperBandScheduler
+
+    min_t = ctx.problem.min_budget
+    n = IterativeDeepeningHyperBandScheduler.num_samples_needed(continue_to or max_t, ETA, min_t)
+    run_ray_method(
+        ctx,
+        lambda: IterativeDeepeningHyperBandScheduler(
+            max_t=max_t, reduction_factor=ETA, min_t=min_t, seed=ctx.seed
+        ),
+        n,
+        tag,
+        continue_to=continue_to,
+    )
+
+
+@register_method(
+    "ray-idhb-resume",
+    "Ray Tune + IterativeDeepeningHyperBandScheduler: Hyperband at R = T//3 to the end, then "
+    "resume_with_larger_budget to eta*R",
+    requires=("ray",),
+    kind="ours",
+)
+def run_ray_idhb_resume(ctx: RunContext) -> None:
+    r0, r1 = idhb_protocol(ctx.max_budget, ETA, ctx.problem.min_budget)
+    _plain_hyperband(ctx, r0, "ray-idhb-resume-", continue_to=r1)
+
+
+@register_method(
+    "ray-hyperband-fresh",
+    "Ray Tune + IterativeDeepeningHyperBandScheduler(max_t=eta*R): a fresh Hyperband at eta*R, "
+    "what starting over costs (the baseline of ray-idhb-resume)",
+    requires=("ray",),
+)
+def run_ray_hyperband_fresh(ctx: RunContext) -> None:
+    _, r1 = idhb_protocol(ctx.max_budget, ETA, ctx.problem.min_budget)
+    _plain_hyperband(ctx, r1, "ray-hb-fresh-")
 
 
 @register_method("ray-hyperband", "Ray Tune HyperBandScheduler (max_t=T, eta=3)", requires=("ray",))

@@ -18,31 +18,6 @@ from typing import Any
 from uvp_plugins.bench.context import RunContext
 from uvp_plugins.bench.ledger import BudgetExhausted
 from uvp_plugins.bench.registry import register_method
-from uvp_plugins.space import CategoricalParam, FloatParam, IntParam, SearchSpace
-
-__all__ = ["configspace_from_space"]
-
-
-def configspace_from_space(space: SearchSpace, seed: int = 0) -> Any:
-    """A ConfigSpace ``ConfigurationSpace`` with the same parameters and scales."""
-    from ConfigSpace import (
-        CategoricalHyperparameter,
-        ConfigurationSpace,
-        UniformFloatHyperparameter,
-        UniformIntegerHyperparameter,
-    )
-
-    cs = ConfigurationSpace(seed=seed)
-    hps: list[Any] = []
-    for p in space.params:
-        if isinstance(p, FloatParam):
-            hps.append(UniformFloatHyperparameter(p.name, p.low, p.high, log=p.log))
-        elif isinstance(p, IntParam):
-            hps.append(UniformIntegerHyperparameter(p.name, p.low, p.high, log=p.log))
-        elif isinstance(p, CategoricalParam):
-            hps.append(CategoricalHyperparameter(p.name, list(p.choices)))
-    cs.add(hps)
-    return cs
 
 
 def _smac_loop(ctx: RunContext, multi_fidelity: bool) -> None:
@@ -50,6 +25,8 @@ def _smac_loop(ctx: RunContext, multi_fidelity: bool) -> None:
 
     from smac import HyperparameterOptimizationFacade, MultiFidelityFacade, Scenario
     from smac.runhistory.dataclasses import TrialValue
+
+    from smac_ext import configspace_from_space
 
     logging.getLogger("smac").setLevel(logging.ERROR)
     cs = configspace_from_space(ctx.problem.space, seed=ctx.seed)

@@ -30,12 +30,12 @@ quartiles per method.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -45,8 +45,10 @@ from numpy.typing import NDArray
 
 __all__ = [
     "METHODS",
+    "RuntimeJob",
     "SGDTimeToLoss",
     "format_runtime_table",
+    "format_overhead_table",
     "main",
     "measure_overhead",
     "run_runtime_benchmark",
@@ -162,6 +164,11 @@ def _run_one(
 ) -> dict[str, Any]:
     import logging
 
+    from uvp_plugins.bench import progress
+
+    def report() -> None:  # share of the run done, for the harness's progress bar
+        progress.update(max(spent / runtime_budget, n_trials / max_trials))
+
     from smac import HyperparameterOptimizationFacade, Scenario
     from smac.runhistory.dataclasses import TrialValue
     from smac.runhistory.enumerations import StatusType
@@ -183,6 +190,7 @@ def _run_one(
             n_timeouts += int(to)
             if not to:
                 best = min(best, rt)
+            report()
         return {"best": best, "trials": n_trials, "timeouts": n_timeouts, "model_seconds": 0.0}
 
     with tempfile.TemporaryDirectory(prefix="uvp-tobit-bench-") as out:
@@ -231,12 +239,66 @@ def _run_one(
             else:
                 best = min(best, rt)
                 smac.tell(info, TrialValue(cost=rt, time=rt, status=StatusType.SUCCESS))
+            report()
     return {
         "best": best,
         "trials": n_trials,
         "timeouts": n_timeouts,
         "model_seconds": model_seconds,
     }
+
+
+@dataclass(frozen=True)
+class RuntimeJob:
+    """One (method, seed) run of the runtime benchmark as a harness job
+    (:class:`uvp_plugins.bench.runner.Job`): its summary is the row of
+    :func:`run_runtime_benchmark` plus ``final`` (the final incumbent runtime), ``wall_seconds``
+    and ``error``, in ``OUT/tobit-runtime/<method>/seed<k>.json``."""
+
+    method: str
+    seed: int
+    runtime_budget: float = 300.0
+    max_trials: int = 150
+    n_initial: int = 8
+    kappa_max: float = 40.0
+    cap_factor: float = 1.0
+    challengers: int = 1000
+
+    def label(self) -> str:
+        return f"tobit-runtime/{self.method}/seed{self.seed}"
+
+    def summary_path(self, out: Path) -> Path:
+        return Path(out) / "tobit-runtime" / self.method / f"seed{self.seed}.json"
+
+    def execute(self, out: Path, threads: int | None = None) -> dict[str, Any]:
+        import traceback
+
+        from uvp_plugins.bench.runner import write_summary
+
+        problem = SGDTimeToLoss(kappa_max=self.kappa_max)
+        start, cpu = time.perf_counter(), time.process_time()
+        error = None
+        try:
+            row = _run_one(
+                self.method, problem, self.seed, self.runtime_budget, self.max_trials,
+                self.n_initial, self.cap_factor, self.challengers,
+            )
+            row["best"] = min(row["best"], problem.kappa_max)
+        except Exception:  # a method's crash is recorded, not hidden
+            error = traceback.format_exc()
+            row = {"best": float("nan")}
+        summary = {
+            **asdict(self),
+            **row,
+            "final": row["best"],
+            "cpu": time.process_time() - cpu,
+            "wall_seconds": time.perf_counter() - start,
+            "python_hash_seed": os.environ.get("PYTHONHASHSEED"),
+            "threads": threads,
+            "error": error,
+        }
+        write_summary(self.summary_path(out), summary)
+        return summary
 
 
 def run_runtime_benchmark(
@@ -379,45 +441,25 @@ def _overhead_components(
     return model, TobitThompsonSampling(), np.column_stack((y, flags))
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the runtime-optimisation benchmark (default) or ``--overhead``."""
-    parser = argparse.ArgumentParser(
-        prog="python -m uvp_plugins.bench.methods.tobit_bench",
-        description="smac-tobit-ts vs smac-rf on runtime minimisation with a cutoff.",
-    )
-    parser.add_argument("--seeds", type=int, nargs="+", default=list(range(10)))
-    parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
-    parser.add_argument("--runtime-budget", type=float, default=300.0)
-    parser.add_argument("--max-trials", type=int, default=150)
-    parser.add_argument("--cap-factor", type=float, default=1.0)
-    parser.add_argument("--challengers", type=int, default=1000)
-    parser.add_argument("--overhead", action="store_true", help="measure model overhead instead")
-    parser.add_argument("--json", default=None)
-    args = parser.parse_args(argv)
-    if args.overhead:
-        rows = measure_overhead()
-        print("| n obs | model | train wall s | iteration wall s | iteration CPU s |")
-        print("|---|---|---|---|---|")
-        for r in rows:
-            print(
-                f"| {r['n_obs']} | {r['model']} | {r['train_wall']:.3f} | "
-                f"{r['iteration_wall']:.3f} | {r['iteration_cpu']:.3f} |"
-            )
-    else:
-        rows = run_runtime_benchmark(
-            seeds=args.seeds,
-            methods=args.methods,
-            runtime_budget=args.runtime_budget,
-            max_trials=args.max_trials,
-            cap_factor=args.cap_factor,
-            challengers=args.challengers,
-            progress=lambda s: print(s, flush=True),
+def format_overhead_table(rows: Sequence[dict[str, Any]]) -> str:
+    """Markdown table of :func:`measure_overhead` rows."""
+    lines = [
+        "| n obs | model | train wall s | iteration wall s | iteration CPU s |",
+        "|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['n_obs']} | {r['model']} | {r['train_wall']:.3f} | "
+            f"{r['iteration_wall']:.3f} | {r['iteration_cpu']:.3f} |"
         )
-        print(format_runtime_table(rows))
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(rows, fh, indent=1)
-    return 0
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m uvp_plugins.bench.methods.tobit_bench ...`` = ``uvp-bench tobit-runtime ...``."""
+    from uvp_plugins.bench.cli import main as cli_main
+
+    return cli_main(["tobit-runtime", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":  # pragma: no cover

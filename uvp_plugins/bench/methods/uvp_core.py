@@ -10,7 +10,10 @@ the first center drawn with the run's seed. Every value the allocator asks for i
 so the harness ledger is charged and scores everything.
 
 Values are mapped to positive, higher-is-better scores (the enhancement factors are ratios) by
-:func:`positive_score`.
+the one rule every adapter uses, :func:`uvp_plugins.adacent.value_scale.positive_scores`,
+applied to the values paid so far (:class:`StreamingScores`): accuracies (all positive, maximised)
+are used unchanged, positive losses by their reciprocal; only where a non-positive value occurs
+(e.g. Hartmann's negative minima) is the affine rule relative to the values seen so far.
 """
 
 from __future__ import annotations
@@ -25,39 +28,45 @@ from uvp_plugins.adacent.allocators import (
     enhanced_fullcent,
     fullcent,
 )
+from uvp_plugins.adacent.value_scale import positive_scores
 from uvp_plugins.bench.context import RunContext
 from uvp_plugins.bench.ledger import BudgetExhausted
 from uvp_plugins.bench.registry import register_method
 
-__all__ = ["positive_score", "N_CANDIDATES"]
+__all__ = ["StreamingScores", "N_CANDIDATES"]
 
 #: candidate mesh size (authors' code: n = 1000 Sobol points)
 N_CANDIDATES = 1000
 
 
-def positive_score(value: float, direction: str) -> float:
-    """Map a raw metric to a positive, higher-is-better score (monotone, continuous, C^1).
+class StreamingScores:
+    """Scores of values as they are paid: ``positive_scores`` over every value so far, the
+    newest one returned.
 
-    * ``"max"``: ``v`` if ``v >= 1`` (accuracies in %, unchanged) else ``exp(v - 1)``.
-    * ``"min"`` (losses): ``1 / (1 + v)`` if ``v >= 0`` else ``1 - v``.
-
-    Both branches meet with equal value and slope, so the map preserves the order of values and
-    is positive for every real input.
+    Example:
+        >>> score = StreamingScores(maximize=True)
+        >>> score(0.8), score(0.9)        # accuracies: unchanged (rule 1)
+        (0.8, 0.9)
+        >>> loss = StreamingScores(maximize=False)
+        >>> loss(0.5), loss(0.25)         # losses: reciprocal (rule 2)
+        (2.0, 4.0)
     """
-    v = float(value)
-    if direction == "max":
-        return v if v >= 1.0 else math.exp(v - 1.0)
-    if direction == "min":
-        return 1.0 / (1.0 + v) if v >= 0.0 else 1.0 - v
-    raise ValueError(f"direction must be 'max' or 'min', got {direction!r}")
+
+    def __init__(self, maximize: bool) -> None:
+        self.maximize = bool(maximize)
+        self.values: list[float] = []
+
+    def __call__(self, value: float) -> float:
+        self.values.append(float(value))
+        return float(positive_scores(self.values, self.maximize)[-1])
 
 
 def _run(ctx: RunContext, allocator: Callable[..., UVPResult], **kwargs: object) -> None:
     configs, Z = ctx.problem.space.sobol_mesh(N_CANDIDATES, seed=ctx.seed)
-    direction = ctx.direction
+    score = StreamingScores(maximize=ctx.direction == "max")
 
     def value_fn(i: int, b: int) -> float:
-        return positive_score(ctx.evaluate(i, configs[i], b), direction)
+        return score(ctx.evaluate(i, configs[i], b))
 
     budget = int(math.floor(ctx.remaining + 1e-9))
     if budget < ctx.max_budget:

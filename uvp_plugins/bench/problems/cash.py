@@ -328,7 +328,7 @@ YAHPO_CASH_ARMS = {"rpart": "rbv2_rpart", "xgboost": "rbv2_xgboost"}
 
 
 def _yahpo_data_path(yahpo_data: str | os.PathLike[str] | None) -> str:
-    """The YAHPO data directory (argument, else ``UVP_YAHPO_DATA``, else ``../shared/yahpo_data``)."""
+    """The YAHPO data directory (:func:`uvp_plugins.bench.problems.yahpo.resolve_yahpo_data`)."""
     from uvp_plugins.bench.problems.yahpo import resolve_yahpo_data
 
     path = resolve_yahpo_data(yahpo_data)
@@ -341,25 +341,12 @@ def _yahpo_data_path(yahpo_data: str | os.PathLike[str] | None) -> str:
     return str(path)
 
 
-def _yahpo_benchmark(scenario: str, data_path: str) -> Any:
-    """A ``yahpo_gym.BenchmarkSet`` (the single access point; uses the shared YAHPO loader,
-    which applies the ConfigSpace 1.x ``_sort_hyperparameters`` shim)."""
-    from uvp_plugins.bench.problems.yahpo import yahpo_benchmark
-
-    return yahpo_benchmark(scenario, data_path)
-
-
-def _yahpo_param(hp: Any) -> Param | None:
-    """One YAHPO hyperparameter as ours (the shared converter of the YAHPO problems)."""
-    from uvp_plugins.bench.problems.yahpo import yahpo_param
-
-    return yahpo_param(hp)
-
-
 def yahpo_cash_tasks(yahpo_data: str | os.PathLike[str] | None = None) -> list[str]:
     """The task ids shared by ``rbv2_rpart`` and ``rbv2_xgboost`` (in rpart's order)."""
     path = _yahpo_data_path(yahpo_data)
-    lists = [[str(i) for i in _yahpo_benchmark(s, path).instances] for s in YAHPO_CASH_ARMS.values()]
+    from uvp_plugins.bench.problems.yahpo_surrogate import load_surrogate
+
+    lists = [load_surrogate(s, path).instances for s in YAHPO_CASH_ARMS.values()]
     shared = set(lists[1])
     return [t for t in lists[0] if t in shared]
 
@@ -369,8 +356,8 @@ class YahpoCash(CashProblem):
 
     Args:
         task: an OpenML task id shared by both scenarios (default: the first shared one).
-        yahpo_data: the YAHPO data directory (default ``UVP_YAHPO_DATA``, else
-            ``../shared/yahpo_data`` relative to the working directory).
+        yahpo_data: the YAHPO data directory (default: see
+            :func:`uvp_plugins.bench.problems.yahpo.resolve_yahpo_data`).
     """
 
     name = "cash-yahpo"
@@ -388,39 +375,15 @@ class YahpoCash(CashProblem):
             )
         self.task = task
         self.data_path = path
-        self._bench: dict[str, Any] = {}
-        self._conditions: dict[str, list[tuple[str, str, set[Any]]]] = {}
-        arm_params: dict[str, list[Param]] = {}
-        for arm, scenario in YAHPO_CASH_ARMS.items():
-            bench = _yahpo_benchmark(scenario, path)
-            self._bench[arm] = bench
-            cs = bench.get_opt_space(drop_fidelity_params=True)
-            params: list[Param] = []
-            for hp in cs.values():
-                if hp.name == "task_id":
-                    continue
-                p = _yahpo_param(hp)
-                if p is not None:
-                    params.append(p)
-            arm_params[arm] = params
-            self._conditions[arm] = [
-                (c.child.name, c.parent.name, set(getattr(c, "values", None) or [c.value]))
-                for c in cs.conditions
-            ]
-        self._set_arms(arm_params)
-        self._lock = threading.Lock()
+        from uvp_plugins.bench.problems.yahpo_surrogate import load_surrogate
+
+        self._surrogates = {arm: load_surrogate(sc, path) for arm, sc in YAHPO_CASH_ARMS.items()}
+        self._set_arms({arm: list(sur.params) for arm, sur in self._surrogates.items()})
+        self._acc = {arm: sur.target_index("acc") for arm, sur in self._surrogates.items()}
 
     def _loss(self, arm: str, params: dict[str, Any]) -> float:
-        x = dict(params)
-        for child, parent, allowed in self._conditions[arm]:
-            if child in x and x.get(parent) not in allowed:
-                del x[child]
-        x.update({"task_id": self.task, "trainsize": 1.0, "repl": 10})
-        from uvp_plugins.bench.problems import yahpo
-
-        with yahpo._LOCK:
-            out = self._bench[arm].objective_function([x])
-        return 1.0 - float(out[0]["acc"])
+        x = {**params, "task_id": self.task, "trainsize": 1.0, "repl": 10}
+        return 1.0 - float(self._surrogates[arm].predict([x])[0, self._acc[arm]])
 
 
 # ================================================================================= synthetic
@@ -529,7 +492,7 @@ _SPECS: list[tuple[str, Callable[..., Problem], Callable[..., Sequence[str]], st
         _yahpo_make,
         _yahpo_tasks,
         "CASH, YAHPO rbv2_rpart + rbv2_xgboost arms (trainsize 1), loss 1-acc (min)",
-        ("yahpo_gym", "onnxruntime"),
+        ("onnxruntime",),
     ),
     (
         "cash-synthetic",

@@ -194,12 +194,12 @@ def _tasks(**_: Any) -> list[str]:
     return list(SKLEARN_TASKS)
 
 
-def _make_mlp(task: str | None = None, split_seed: int = 0, **_: Any) -> Problem:
-    return SklearnMLPProblem(task or "digits", split_seed)
+def _make_mlp(task: str | None = None, split_seed: int = 0, max_budget: int = 30, **_: Any) -> Problem:
+    return SklearnMLPProblem(task or "digits", split_seed, max_budget)
 
 
-def _make_gb(task: str | None = None, split_seed: int = 0, **_: Any) -> Problem:
-    return SklearnGBProblem(task or "digits", split_seed)
+def _make_gb(task: str | None = None, split_seed: int = 0, max_budget: int = 20, **_: Any) -> Problem:
+    return SklearnGBProblem(task or "digits", split_seed, max_budget)
 
 
 register_problem(

@@ -1,0 +1,279 @@
+"""The Pred stopping rule of AdaCent / Enhanced-AdaCent as one per-trial decision.
+
+Bateni et al., *Budget Allocation for Unknown Value Functions in a Lipschitz Space*, prune a
+configuration ``x`` of the active pool when its optimistic prediction at the full budget ``T``
+cannot beat the best value reached (Alg. 7 line 9, Alg. 8 line 11)::
+
+    keep x  iff  PRED(H(x)) >= max_x' H_last(x')
+
+with ``PRED`` the last-slope extrapolation of Alg. 6 (optimistic under concave curves, Lemma 3.11)
+or the tail fit of Sec. 4 ("Practical Refinements": a line through the last 30 % of the monotone
+envelope). Enhanced-AdaCent never prunes during the exploration probe ``T_explore = floor(delta T)``.
+
+Every adapter takes this decision from here: Optuna's :class:`~optuna_ext.PredPruner` (which reads
+curves from the study's storage and calls :meth:`PredStoppingRule.should_stop`), Ray Tune's
+stopping scheduler (which keeps the curves in the rule itself: :meth:`PredStoppingRule.observe`,
+:meth:`PredStoppingRule.decide`, JSON state) and the offline allocators
+(:func:`optimistic_prediction`).
+
+**From the pool to trials that run on their own.** The paper's ``max H_last`` runs over the
+active pool; frameworks run each trial on its own (sequentially or in parallel), so the rule
+compares a trial against the best value any *other* trial has reached so far. By monotonicity
+(Assumption 1.1) every reported value is a lower bound on that trial's final value, so this only
+prunes earlier than the pool version, never wrongly when the prediction is optimistic (Theorem
+3.14's argument).
+
+**Steps and bad values (documented, tested):**
+
+* steps are resource units ``0..T`` (sparse reports are linearly interpolated,
+  :func:`uvp_plugins.adacent.histories.dense_history`; the predictor is asked for
+  ``T - last_step`` more steps, so steps starting at 0 or 1 both work);
+* non-finite values are ignored (neither history nor best value); a trial past the exploration
+  depth without any finite value is stopped (it has diverged);
+* a step ``>= T`` is never stopped (nothing left to save);
+* without a finite value from any other trial nothing is stopped.
+
+Example:
+    >>> rule = PredStoppingRule(max_resource=10, delta=0.2, mode="max")
+    >>> rule.exploration_steps
+    2
+    >>> rule.should_stop({1: 0.50, 2: 0.52, 3: 0.53}, best_other=0.90)   # flat curve, far below
+    True
+    >>> rule.should_stop({1: 0.50, 2: 0.60, 3: 0.70}, best_other=0.90)   # still steep
+    False
+    >>> rule.observe("a", 1, 0.9); rule.observe("b", 1, 0.5); rule.observe("b", 2, 0.51)
+    >>> rule.observe("b", 3, 0.515); rule.decide("b")
+    True
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Mapping
+from typing import Any
+
+import numpy as np
+
+from uvp_plugins.adacent.curves import pred_last_slope, tail_fit_bound
+from uvp_plugins.adacent.histories import dense_history
+from uvp_plugins.validation import check_choice, check_float, check_int
+
+__all__ = [
+    "PREDICTORS",
+    "TAIL_FRACTION",
+    "DELTA",
+    "PredStoppingRule",
+    "optimistic_prediction",
+    "exploration_steps",
+]
+
+#: the predictors: the tail fit of Sec. 4 (default) and the last slope of Alg. 6
+PREDICTORS = ("tail", "last_slope")
+#: share of the history the tail fit uses (Sec. 4: theta = 30 %)
+TAIL_FRACTION = 0.3
+#: exploration fraction of Enhanced-AdaCent (Sec. 3.4 and the authors' code: 0.1)
+DELTA = 0.1
+
+_STATE_FORMAT = "uvp-pred-rule/1"
+
+
+def check_delta(delta: Any) -> float:
+    """The exploration fraction ``delta``, a float in ``(0, 1)``."""
+    return check_float("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
+
+
+def check_fraction(fraction: Any) -> float:
+    """The tail-fit fraction, a float in ``(0, 1]``."""
+    return check_float("fraction", fraction, 0.0, 1.0, low_open=True)
+
+
+def check_max_resource(max_resource: Any) -> int:
+    """The full budget ``T`` (the largest step a trial reports), an int ``>= 2``."""
+    return check_int("max_resource", max_resource, low=2)
+
+
+def exploration_steps(delta: float, max_resource: int) -> int:
+    """``T_explore = floor(delta T)`` (Alg. 8 line 2): steps below it are never pruned."""
+    return int(math.floor(delta * max_resource))
+
+
+def optimistic_prediction(
+    history: np.ndarray | list[float],
+    horizon: int,
+    predictor: str = "tail",
+    fraction: float = TAIL_FRACTION,
+    maximize: bool = True,
+) -> float:
+    """Optimistic value at budget ``horizon`` of a dense history (values at budgets
+    ``1..len(history)``): PRED (Alg. 6, ``"last_slope"``) or the tail fit (Sec. 4, ``"tail"``),
+    both on the monotone envelope. For ``maximize=False`` the bound is a lower bound."""
+    check_choice("predictor", predictor, PREDICTORS)
+    if predictor == "last_slope":
+        return float(pred_last_slope(history, horizon, maximize=maximize))
+    return float(tail_fit_bound(history, horizon, fraction=fraction, maximize=maximize))
+
+
+class PredStoppingRule:
+    """Stop a trial when its optimistic prediction at ``max_resource`` cannot beat the best
+    value another trial has reached (Bateni et al., Alg. 7 line 9, Alg. 8 line 11).
+
+    Args:
+        max_resource: the full budget ``T``, an int ``>= 2``.
+        delta: exploration fraction in ``(0, 1)``; no stop before step ``floor(delta T)``.
+        predictor: ``"tail"`` (tail fit, default) or ``"last_slope"`` (Alg. 6).
+        fraction: share of the history the tail fit uses, in ``(0, 1]`` (paper: 0.3).
+        mode: ``"max"`` if higher values are better, ``"min"`` otherwise.
+
+    Two ways to use it (same decision): :meth:`should_stop` with a trial's reported values and
+    the best value of the other trials (a caller that keeps curves elsewhere, e.g. Optuna's
+    storage), or :meth:`observe` / :meth:`decide` with the curves kept here
+    (:meth:`state_dict` is JSON-serialisable).
+    """
+
+    def __init__(
+        self,
+        max_resource: int,
+        delta: float = DELTA,
+        predictor: str = "tail",
+        fraction: float = TAIL_FRACTION,
+        mode: str = "max",
+    ) -> None:
+        self.max_resource = check_max_resource(max_resource)
+        self.delta = check_delta(delta)
+        self.predictor = check_choice("predictor", predictor, PREDICTORS)
+        self.fraction = check_fraction(fraction)
+        self.mode = check_choice("mode", mode, ("max", "min"))
+        self._curves: dict[Hashable, dict[int, float]] = {}
+        self._last_step: dict[Hashable, int] = {}
+        self._best: dict[Hashable, float] = {}
+        self._top: list[Hashable] = []  # the (at most) two trials with the best values
+
+    @property
+    def maximize(self) -> bool:
+        return self.mode == "max"
+
+    @property
+    def exploration_steps(self) -> int:
+        """``floor(delta T)``: steps below it are never stopped."""
+        return exploration_steps(self.delta, self.max_resource)
+
+    # ------------------------------------------------------------ stateless decision
+    def predict(
+        self, history: np.ndarray | list[float], remaining: int, maximize: bool | None = None
+    ) -> float:
+        """Optimistic value after ``remaining`` more steps of a dense ``history`` (direction:
+        ``maximize``, default the rule's ``mode``)."""
+        h = np.asarray(history, dtype=float)
+        up = self.maximize if maximize is None else maximize
+        return optimistic_prediction(h, int(h.size + max(0, remaining)), self.predictor, self.fraction, up)
+
+    def should_stop(
+        self, reported: Mapping[int, float], best_other: float, maximize: bool | None = None
+    ) -> bool:
+        """The decision for a trial that reported ``{step: value}`` (its last report is the
+        largest step), given the best finite value any other trial reached (``nan``: none).
+        ``maximize`` overrides the rule's ``mode`` (a caller whose direction is per study)."""
+        up = self.maximize if maximize is None else maximize
+        if not reported:
+            return False
+        step = max(int(s) for s in reported)
+        if step >= self.max_resource or step < self.exploration_steps:
+            return False
+        history, last = dense_history(reported)
+        if history.size == 0:
+            return True  # past the exploration depth with no finite value: diverged
+        if math.isnan(best_other):
+            return False
+        predicted = self.predict(history, self.max_resource - last, up)
+        if math.isnan(predicted):
+            return False
+        return predicted < best_other if up else predicted > best_other
+
+    # ------------------------------------------------------------- stateful use
+    def observe(self, trial: Hashable, step: int, value: float) -> None:
+        """Record ``value`` reported by ``trial`` at ``step``. As in Optuna, the first finite
+        value of a step is kept (a repeated step is ignored); a non-finite value only advances
+        the trial's last step."""
+        s = check_int("step", step, low=0)
+        v = float(value)
+        self._last_step[trial] = max(self._last_step.get(trial, s), s)
+        curve = self._curves.setdefault(trial, {})
+        if not math.isfinite(v) or s in curve:
+            return
+        curve[s] = v
+        self._improve(trial, v)
+
+    def decide(self, trial: Hashable) -> bool:
+        """:meth:`should_stop` for a trial observed here, against every other observed trial."""
+        curve = dict(self._curves.get(trial, {}))
+        last = self._last_step.get(trial)
+        if last is None:
+            return False
+        if last not in curve:
+            curve[last] = math.nan  # the last report was not finite: it still counts as a step
+        return self.should_stop(curve, self.best_other(trial))
+
+    def best_other(self, trial: Hashable) -> float:
+        """Best finite value observed for any trial other than ``trial`` (``nan`` if none)."""
+        for t in self._top:
+            if t != trial:
+                return self._best[t]
+        return math.nan
+
+    def forget(self, trial: Hashable) -> None:
+        """Drop a trial whose values must not count (e.g. it errored and its results are void)."""
+        self._curves.pop(trial, None)
+        self._last_step.pop(trial, None)
+        if self._best.pop(trial, None) is not None:
+            self._rebuild_top()
+
+    def _better(self, a: float, b: float) -> bool:
+        return a > b if self.maximize else a < b
+
+    def _improve(self, trial: Hashable, v: float) -> None:
+        old = self._best.get(trial)
+        if old is not None and not self._better(v, old):
+            return
+        self._best[trial] = v
+        # per-trial bests only improve, so the two best trials are kept incrementally
+        top = [t for t in self._top if t != trial] + [trial]
+        top.sort(key=lambda t: self._best[t], reverse=self.maximize)
+        self._top = top[:2]
+
+    def _rebuild_top(self) -> None:
+        ranked = sorted(self._best, key=lambda t: self._best[t], reverse=self.maximize)
+        self._top = ranked[:2]
+
+    # ------------------------------------------------------------- persistence
+    def state_dict(self) -> dict[str, Any]:
+        """Parameters and observed curves as plain data (trial ids must be JSON keys: str)."""
+        return {
+            "format": _STATE_FORMAT,
+            "params": {
+                "max_resource": self.max_resource,
+                "delta": self.delta,
+                "predictor": self.predictor,
+                "fraction": self.fraction,
+                "mode": self.mode,
+            },
+            "trials": [
+                [trial, self._last_step.get(trial, 0), [[s, v] for s, v in sorted(curve.items())]]
+                for trial, curve in self._curves.items()
+            ],
+        }
+
+    @classmethod
+    def from_state_dict(cls, state: Mapping[str, Any]) -> PredStoppingRule:
+        """Rebuild a rule from :meth:`state_dict` (validated: bad states raise ``ValueError``)."""
+        if state.get("format") != _STATE_FORMAT:
+            raise ValueError(f"state format must be {_STATE_FORMAT!r}, got {state.get('format')!r}")
+        rule = cls(**state["params"])
+        for trial, last, points in state["trials"]:
+            key = tuple(trial) if isinstance(trial, list) else trial
+            for s, v in points:
+                if not math.isfinite(float(v)):
+                    raise ValueError(f"state: trial {trial!r} has a non-finite value {v!r}")
+                rule.observe(key, int(s), float(v))
+            rule._last_step[key] = max(rule._last_step.get(key, 0), check_int("last_step", last, low=0))
+            rule._curves.setdefault(key, {})
+        return rule

@@ -1,0 +1,254 @@
+"""The upper level of two-level CASH: which model class gets the next HPO step, framework-free.
+
+Balef, Vernade & Eggensperger (*Put CASH on Bandits*, 2025) split combined algorithm selection
+and hyperparameter optimisation into a max-K-armed bandit over the model classes (the *arms*)
+and one HPO per class (Fig. 1 right). :class:`CashBandit` is that bandit as one online object,
+shaped for an adapter that translates a framework's events (SMAC's intensifier today, an Optuna
+sampler tomorrow):
+
+* :meth:`~CashBandit.ask` -- the arm of the next trial, chosen by an index policy of
+  :mod:`uvp_plugins.bandits.policies` (MaxUCB, Alg. 1, with the burn-in of Alg. E.1 by default)
+  among the arms that are still *available*; the pull is pending until its result arrives.
+* :meth:`~CashBandit.tell` -- the finite loss of a trial, credited to the arm it is told for
+  (results may arrive in any order: parallel workers).
+* :meth:`~CashBandit.fail` -- a trial of that arm crashed (or produced no usable loss): it is
+  never credited as a reward. An arm whose last ``max_consecutive_crashes`` results were all
+  failures is *retired* (reason ``"crashed"``), so an arm that always fails cannot absorb the
+  whole budget.
+* :meth:`~CashBandit.release` -- a pull that produced no trial at all (e.g. the adapter could not
+  build a configuration, or a trial was discarded); no reward, no crash.
+* :meth:`~CashBandit.add_pending` -- a running trial the adapter found rather than asked for (a
+  state rebuilt from a storage): its pull counts as pending like an asked one.
+* :meth:`~CashBandit.retire` -- the adapter takes an arm out of the choice (e.g. ``"exhausted"``:
+  the arm's HPO has no new configuration, as an arm without hyperparameters after its one
+  evaluation). A retired arm's observations keep counting in the statistics (they are part of
+  the rewards' min-max scaling and of ``t``).
+* :meth:`~CashBandit.state_dict` / :meth:`~CashBandit.from_state_dict` -- the whole state as
+  versioned JSON (format ``"uvp-cash-bandit/1"``): the policy's state (observations, pending
+  pulls, burn-in), the retired arms and the crash streaks.
+
+Choice among the available arms (the policy's own rule restricted to them,
+:meth:`IndexPolicy.select <uvp_plugins.bandits.policies.IndexPolicy.select>` with a mask): a
+burn-in pull of a retired arm is skipped (its round-robin slot is used up), the initial phase
+pulls the available arm with the fewest pulls (recorded plus pending; ties to the lowest index),
+afterwards the available arm with the largest index ``U_i``. With every arm available the choices
+are exactly Alg. 1 (and Alg. E.1). Every chosen pull is registered as pending, so asks made ahead
+of results (parallel workers) spread over the arms as the policy's pending-pull rule says.
+
+Example (Balef et al., Alg. 1: one pull per arm first, then the largest
+``max_j r_ij + (alpha ln t / n_i)^2``; arm 2 always crashes: as it still has no observation it is
+pulled again in the initial phase, and retired after its second failure in a row; from then on
+Alg. 1 runs on arms 0 and 1, and after the 7th trial arm 0's exploration bonus wins):
+
+    >>> bandit = CashBandit(3, policy="MaxUCB", alpha=0.5, max_consecutive_crashes=2)
+    >>> losses = {0: [0.40, 0.35, 0.38], 1: [0.20, 0.50, 0.30, 0.25]}
+    >>> arms = []
+    >>> for _ in range(7):
+    ...     arm = bandit.ask()
+    ...     arms.append(arm)
+    ...     if arm == 2:
+    ...         bandit.fail(arm)                  # a crash: never a reward
+    ...     else:
+    ...         bandit.tell(arm, losses[arm].pop(0))
+    >>> arms
+    [0, 1, 2, 2, 1, 1, 1]
+    >>> bandit.retired, bandit.n_pulls
+    ({2: 'crashed'}, [1, 4, 0])
+    >>> state = bandit.state_dict()
+    >>> import json
+    >>> restored = CashBandit.from_state_dict(json.loads(json.dumps(state)))
+    >>> restored.ask(), bandit.ask()
+    (0, 0)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from uvp_plugins.bandits.policies import POLICIES, IndexPolicy, policy_from_state_dict
+from uvp_plugins.validation import check_choice, check_int
+
+__all__ = ["CashBandit", "RETIRE_REASONS"]
+
+_STATE_FORMAT = "uvp-cash-bandit/1"
+
+#: why an arm is no longer offered: its HPO has nothing new, or it crashed too often in a row
+RETIRE_REASONS = ("exhausted", "crashed")
+
+
+class CashBandit:
+    """An index policy choosing among the available arms, with the crash rule and JSON state.
+
+    Args:
+        n_arms: number of arms (model classes) ``K >= 1``; arms are ``0 .. K-1``.
+        policy: a policy name of :data:`uvp_plugins.bandits.POLICIES` (``"MaxUCB"``,
+            ``"UCB"``, ``"QuantileUCB"``, ``"RoundRobin"``), built as
+            ``POLICIES[policy](n_arms, **policy_kwargs)``, or an
+            :class:`~uvp_plugins.bandits.IndexPolicy` instance with ``n_arms`` arms (then no
+            ``policy_kwargs``).
+        max_consecutive_crashes: retire an arm after this many failures in a row
+            (:meth:`fail`); ``None`` never retires for crashes.
+        **policy_kwargs: the policy's parameters, e.g. ``alpha=0.5, burn_in=0`` for MaxUCB.
+
+    See the module docstring for the rules and an example.
+    """
+
+    def __init__(
+        self,
+        n_arms: int,
+        policy: str | IndexPolicy = "MaxUCB",
+        *,
+        max_consecutive_crashes: int | None = 5,
+        **policy_kwargs: Any,
+    ) -> None:
+        k = check_int("n_arms", n_arms, low=1)
+        if isinstance(policy, IndexPolicy):
+            if policy_kwargs:
+                raise TypeError("policy_kwargs are only accepted with a policy name, got "
+                                f"{sorted(policy_kwargs)} with a {type(policy).__name__} instance")
+            if policy.n_arms != k:
+                raise ValueError(f"policy has {policy.n_arms} arms, but n_arms={k}")
+            self._policy = policy
+        else:
+            name = check_choice("policy", policy, tuple(POLICIES))
+            self._policy = POLICIES[name](k, **policy_kwargs)
+        if max_consecutive_crashes is not None:
+            max_consecutive_crashes = check_int(
+                "max_consecutive_crashes", max_consecutive_crashes, low=1
+            )
+        self.max_consecutive_crashes = max_consecutive_crashes
+        self._retired: list[str | None] = [None] * k
+        self._crash_streak = [0] * k
+
+    # ------------------------------------------------------------------ facts
+    @property
+    def n_arms(self) -> int:
+        """Number of arms ``K``."""
+        return self._policy.n_arms
+
+    @property
+    def policy(self) -> IndexPolicy:
+        """The wrapped index policy (its statistics: ``n_pulls``, ``history()``, ``indices()``)."""
+        return self._policy
+
+    @property
+    def available(self) -> list[bool]:
+        """Per arm: True while it can still be chosen by :meth:`ask`."""
+        return [r is None for r in self._retired]
+
+    @property
+    def retired(self) -> dict[int, str]:
+        """The retired arms with their reason (``"exhausted"`` or ``"crashed"``)."""
+        return {i: r for i, r in enumerate(self._retired) if r is not None}
+
+    @property
+    def crash_streak(self) -> list[int]:
+        """Per arm: failures since its last credited result."""
+        return list(self._crash_streak)
+
+    @property
+    def n_pulls(self) -> list[int]:
+        """Credited results per arm (failures, releases and burn-in results excluded)."""
+        return self._policy.n_pulls
+
+    @property
+    def pending(self) -> list[int]:
+        """Per arm: pulls asked for and not yet told, failed or released."""
+        return self._policy.pending
+
+    # --------------------------------------------------------------- ask/tell
+    def ask(self) -> int | None:
+        """The arm of the next trial (a pending pull), or ``None`` when every arm is retired."""
+        available = self.available
+        if not any(available):
+            return None
+        return self._policy.select(available=available)
+
+    def tell(self, arm: int, loss: float) -> None:
+        """Credit the finite ``loss`` (lower is better) of a trial of ``arm``; ends its crash
+        streak. Results may arrive in any order and for retired arms (they still count).
+
+        Raises:
+            TypeError / ValueError: ``arm`` not an int in ``[0, K-1]``; ``loss`` not a finite
+                number (report a crashed trial with :meth:`fail`).
+        """
+        self._policy.update(arm, loss)
+        self._crash_streak[int(arm)] = 0
+
+    def fail(self, arm: int) -> None:
+        """A trial of ``arm`` crashed: release its pull, never credit it; retire the arm after
+        ``max_consecutive_crashes`` failures in a row (reason ``"crashed"``)."""
+        arm = self._check_arm(arm)
+        self._policy.cancel(arm)
+        self._crash_streak[arm] += 1
+        limit = self.max_consecutive_crashes
+        if limit is not None and self._crash_streak[arm] >= limit and self._retired[arm] is None:
+            self._retired[arm] = "crashed"
+
+    def release(self, arm: int) -> None:
+        """Release one pending pull of ``arm`` that produced no trial (no reward, no crash)."""
+        self._policy.cancel(self._check_arm(arm))
+
+    def add_pending(self, arm: int) -> None:
+        """Register a running trial of ``arm`` that was not asked through this object (e.g.
+        found running when an adapter rebuilds the bandit from a storage or a run history);
+        its :meth:`tell` / :meth:`fail` / :meth:`release` then ends that pull."""
+        self._policy.add_pending(arm)
+
+    def retire(self, arm: int, reason: str = "exhausted") -> None:
+        """Stop offering ``arm`` (an arm already retired keeps its first reason). Pending pulls
+        are not released: their results are still credited when they arrive."""
+        arm = self._check_arm(arm)
+        reason = check_choice("reason", reason, RETIRE_REASONS)
+        if self._retired[arm] is None:
+            self._retired[arm] = reason
+
+    # ------------------------------------------------------------ persistence
+    def state_dict(self) -> dict[str, Any]:
+        """The complete state as JSON-serialisable data (format ``"uvp-cash-bandit/1"``)."""
+        return {
+            "format": _STATE_FORMAT,
+            "max_consecutive_crashes": self.max_consecutive_crashes,
+            "policy": self._policy.state_dict(),
+            "retired": list(self._retired),
+            "crash_streak": list(self._crash_streak),
+        }
+
+    @classmethod
+    def from_state_dict(cls, state: dict[str, Any]) -> CashBandit:
+        """Rebuild a bandit from :meth:`state_dict` output; every field is checked and named in
+        the error if it is invalid."""
+        if not isinstance(state, dict):
+            raise TypeError(f"state must be a dict (from state_dict()), got {type(state).__name__}")
+        if state.get("format") != _STATE_FORMAT:
+            raise ValueError(f"state format must be {_STATE_FORMAT!r}, got {state.get('format')!r}")
+        for key in ("max_consecutive_crashes", "policy", "retired", "crash_streak"):
+            if key not in state:
+                raise ValueError(f"state is missing {key!r}")
+        policy = policy_from_state_dict(state["policy"])
+        bandit = cls(
+            policy.n_arms, policy, max_consecutive_crashes=state["max_consecutive_crashes"]
+        )
+        k = policy.n_arms
+        retired, streak = state["retired"], state["crash_streak"]
+        if not isinstance(retired, list) or len(retired) != k:
+            raise ValueError(f"state['retired'] must be a list of {k} entries (None or one of "
+                             f"{RETIRE_REASONS}), got {retired!r}")
+        bandit._retired = [
+            None if r is None else check_choice(f"state['retired'][{i}]", r, RETIRE_REASONS)
+            for i, r in enumerate(retired)
+        ]
+        if not isinstance(streak, list) or len(streak) != k:
+            raise ValueError(f"state['crash_streak'] must be a list of {k} ints >= 0, got {streak!r}")
+        bandit._crash_streak = [
+            check_int(f"state['crash_streak'][{i}]", c, low=0) for i, c in enumerate(streak)
+        ]
+        return bandit
+
+    # -------------------------------------------------------------- internals
+    def _check_arm(self, arm: Any) -> int:
+        return self._policy._check_arm(arm)
+
+    def __repr__(self) -> str:
+        return (f"CashBandit({self._policy!r}, max_consecutive_crashes="
+                f"{self.max_consecutive_crashes!r}, retired={self.retired})")
