@@ -22,14 +22,16 @@ os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 
 @pytest.fixture(scope="session")
 def ray_cluster() -> Iterator[str]:
-    """Starts ``ray.init(num_cpus=2, include_dashboard=False)`` on 127.0.0.1; yields the GCS
+    """Starts a new ``ray.init(address="local", num_cpus=2)`` cluster on 127.0.0.1; yields the GCS
     address."""
     import ray
 
     os.environ.setdefault("RAY_DEDUP_LOGS", "1")
     started = not ray.is_initialized()
     if started:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        # address="local": a new cluster even when another Ray cluster of this machine is
+        # registered in /tmp/ray (ray.init() would connect to it and refuse num_cpus)
+        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         yield ray.get_runtime_context().gcs_address
     finally:

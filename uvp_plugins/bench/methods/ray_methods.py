@@ -93,6 +93,9 @@ def quiet_local_ray(num_cpus: int = 2) -> Iterator[bool]:
         if not ray.is_initialized():
             _loopback_only()
             ray.init(
+                # a new local cluster, never one found through RAY_ADDRESS or /tmp/ray (Ray
+                # refuses num_cpus when it connects to an existing cluster)
+                address="local",
                 num_cpus=num_cpus,
                 include_dashboard=False,
                 log_to_driver=False,
