@@ -183,10 +183,10 @@ def test_power_of() -> None:
         (([9, 18], 3), {}, ValueError, "powers of eta=3"),
         (([9, 9], 3), {}, ValueError, "powers of eta=3"),
         (([], 3), {}, ValueError, "max_budget must not be empty"),
-        ((9.5, 3), {}, TypeError, "max_budget must be an int >= 1, got 9.5"),
-        ((float("nan"), 3), {}, TypeError, "max_budget must be an int >= 1, got nan"),
+        ((9.5, 3), {}, ValueError, "max_budget must be an int >= 1, got 9.5"),
+        ((float("nan"), 3), {}, ValueError, "max_budget must be an int >= 1, got nan"),
         ((2, 3), {}, ValueError, "max_budget must be >= eta=3"),
-        ((9, float("nan")), {}, TypeError, "eta must be an int >= 2, got nan"),
+        ((9, float("nan")), {}, ValueError, "eta must be an int >= 2, got nan"),
         ((9, 1), {}, ValueError, "eta must be an int >= 2, got 1"),
         ((True, 3), {}, TypeError, "max_budget"),
         (

@@ -164,9 +164,9 @@ def test_missing_metric_and_mode_are_clear_errors(ray_cluster: str, tmp_path, mo
     [
         ({"max_t": 2, "reduction_factor": 3}, ValueError, "max_t must be >= reduction_factor=3"),
         ({"reduction_factor": 1}, ValueError, "reduction_factor must be an int >= 2"),
-        ({"reduction_factor": 2.5}, TypeError, "reduction_factor must be an int >= 2"),
-        ({"reduction_factor": float("nan")}, TypeError, "reduction_factor must be an int >= 2"),
-        ({"max_t": float("nan")}, TypeError, "max_t must be an int >= 1, got nan"),
+        ({"reduction_factor": 2.5}, ValueError, "reduction_factor must be an int >= 2"),
+        ({"reduction_factor": float("nan")}, ValueError, "reduction_factor must be an int >= 2"),
+        ({"max_t": float("nan")}, ValueError, "max_t must be an int >= 1, got nan"),
         ({"seed": -1}, ValueError, "seed must be an int >= 0, got -1"),
         ({"seed": 1.5}, TypeError, "seed must be an int >= 0"),
         ({"fsync": "yes"}, TypeError, "fsync must be a bool"),
@@ -175,7 +175,7 @@ def test_missing_metric_and_mode_are_clear_errors(ray_cluster: str, tmp_path, mo
         ({"max_t": [9, 18], "reduction_factor": 3}, ValueError, "powers of reduction_factor=3"),
         ({"max_t": [9, 9], "reduction_factor": 3}, ValueError, "powers of reduction_factor=3"),
         ({"max_t": []}, ValueError, "max_t must not be empty"),
-        ({"max_t": 9.5}, TypeError, "max_t must be an int >= 1, got 9.5"),
+        ({"max_t": 9.5}, ValueError, "max_t must be an int >= 1, got 9.5"),
         ({"mode": "up"}, ValueError, "mode must be one of 'min', 'max'; got 'up'"),
         ({"min_t": 0}, ValueError, "min_t must be an int >= 1"),
         (
