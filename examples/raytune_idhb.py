@@ -98,7 +98,13 @@ def main() -> None:
     data = (scaler.transform(x_tr), scaler.transform(x_va), y_tr, y_va)
     n_samples = IterativeDeepeningHyperBandScheduler.num_samples_needed(ETA * R0, ETA)
     storage = tempfile.mkdtemp(prefix="raytune-idhb-")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    # Ray's INFO lines off (its warnings and ours stay); the workers' output stays in their logs.
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        logging_config=ray.LoggingConfig(log_level="WARNING"),
+    )
     try:
         trainable = tune.with_parameters(train_sgd, data=data)
         common = dict(storage_path=storage, verbose=0, reuse_actors=True)

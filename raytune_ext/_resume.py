@@ -20,9 +20,10 @@ from typing import Any
 from raytune_ext._scheduler import (
     STATE_FILE_NAME,
     IterativeDeepeningHyperBandScheduler,
-    deepening_ladder,
-    load_state_params,
+    load_saved_state,
 )
+from uvp_plugins.hyperband import deepening_ladder
+from uvp_plugins.validation import check_int
 
 __all__ = ["resume_with_larger_budget", "scheduler_for_resume"]
 
@@ -45,11 +46,12 @@ def scheduler_for_resume(
             f"no IterativeDeepeningHyperBandScheduler state at {state}: experiment_path must be "
             f"the directory of an experiment run with that scheduler (or pass state_path=)"
         )
-    params = load_state_params(state)
+    params = load_saved_state(state)
     eta = int(params["reduction_factor"])
     saved = [int(v) for v in params["ladder"]]
     level = int(params["level"])
-    requested = [int(max_t)] if isinstance(max_t, int) else [int(v) for v in max_t]
+    values = [max_t] if not isinstance(max_t, Sequence) or isinstance(max_t, str) else max_t
+    requested = [check_int("max_t", v, low=1) for v in values]
     if not requested or max(requested) < saved[level]:
         raise ValueError(
             f"max_t={max_t!r} is below the saved experiment's current R={saved[level]}; "
@@ -57,7 +59,11 @@ def scheduler_for_resume(
         )
     # Validate here: an exception inside Ray's resume would make Ray restart the experiment.
     deepening_ladder(
-        saved[level:] + [v for v in requested if v > saved[-1]], eta, start=saved[level]
+        saved[level:] + [v for v in requested if v > saved[-1]],
+        eta,
+        start=saved[level],
+        name="max_t",
+        eta_name="reduction_factor",
     )
     return IterativeDeepeningHyperBandScheduler(
         time_attr=params["time_attr"],
@@ -85,8 +91,8 @@ def resume_with_larger_budget(
 
     Built on ``ray.tune.run(trainable, name=..., storage_path=..., scheduler=new_scheduler,
     resume_config=ResumeConfig(finished=RESUME, unfinished=RESUME, errored=SKIP))``. Works after
-    a finished run and after a driver that was killed mid-run (the scheduler state file is
-    written after every decision). New configurations needed by the deeper brackets come from
+    a finished run and after a driver that was killed mid-run (the scheduler journals every
+    result and decision as it happens). New configurations needed by the deeper brackets come from
     trials the first run created but never started: run the first experiment with
     ``num_samples >= IterativeDeepeningHyperBandScheduler.num_samples_needed(final_max_t, eta)``.
 
@@ -100,7 +106,7 @@ def resume_with_larger_budget(
         state_path: the scheduler's state file if the first run passed one.
         resume_errored: also resume trials that errored (default: they stay errored).
         **run_kwargs: passed to ``tune.run`` (e.g. ``resources_per_trial``, ``callbacks``,
-            ``verbose``, ``reuse_actors``, ``raise_on_failed_trial``).
+            ``verbose`` (default 0), ``reuse_actors`` (default True), ``raise_on_failed_trial``).
 
     Returns:
         The ``ExperimentAnalysis`` of ``tune.run``.
@@ -119,6 +125,7 @@ def resume_with_larger_budget(
         finished=resume, unfinished=resume, errored=resume if resume_errored else skip
     )
     run_kwargs.setdefault("verbose", 0)
+    run_kwargs.setdefault("reuse_actors", True)
     return tune.run(
         trainable,
         name=os.path.basename(path),

@@ -3,118 +3,95 @@
 The scheduler is a thin event translator: every bracket decision (which configuration runs at
 which rung with which budget, who is promoted, how deepening ``R <- eta * R`` reuses earlier
 results) is taken by :class:`uvp_plugins.hyperband.IterativeDeepeningHyperband`, the framework-free
-core. This module only
+core, and the ladder of maximum budgets by :func:`uvp_plugins.hyperband.deepening_ladder`. This
+module only
 
 * maps Ray trials to the core's configurations (each new Ray trial is a new configuration, in
   the order Ray adds them),
 * runs a trial until ``result[time_attr] >= job.budget`` and tells the core the metric,
-* pauses trials at rung milestones (Ray checkpoints them) and resumes the ones the core promotes
-  from their checkpoints,
-* persists the core's state to a JSON file in the experiment directory after every decision, so a
-  later run (a resumed experiment, a driver that was killed) continues where it stopped: Ray never
-  calls ``TrialScheduler.save/restore``.
+* pauses trials at rung milestones and resumes the ones the core promotes from their checkpoints,
+* journals every result and every decision (:mod:`raytune_ext._journal`: a snapshot plus an
+  append-only log in the experiment directory), so a later run (a resumed experiment, a driver
+  that was killed) continues where it stopped: Ray never calls ``TrialScheduler.save/restore``.
 """
 
 from __future__ import annotations
 
-import json
+import functools
 import logging
+import math
 import os
-import tempfile
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ray.tune.experiment import Trial
-from ray.tune.result import DEFAULT_METRIC
+from ray.tune.result import DEBUG_METRICS, DEFAULT_METRIC
 from ray.tune.schedulers.trial_scheduler import TrialScheduler
 
-from uvp_plugins.hyperband import IterativeDeepeningHyperband, Job
+from raytune_ext._journal import Journal
+from raytune_ext._ray_trials import prepare_held_trial, publish_result_logs, restore_progress
+from raytune_ext._run_state import RunState
+from uvp_plugins.hyperband import (
+    VARIANTS,
+    HyperbandSchedule,
+    IterativeDeepeningHyperband,
+    Job,
+    deepening_ladder,
+)
+from uvp_plugins.validation import check_bool, check_choice, check_int, check_seed
 
 if TYPE_CHECKING:
     from ray.tune.execution.tune_controller import TuneController
 
-__all__ = ["IterativeDeepeningHyperBandScheduler", "STATE_FILE_NAME", "VARIANTS"]
+__all__ = ["IterativeDeepeningHyperBandScheduler", "STATE_FILE_NAME", "load_saved_state"]
 
 logger = logging.getLogger(__name__)
 
-#: name of the scheduler's state file (JSON) inside the experiment directory. Not ``*.json``: on
-#: resume Ray copies every ``*.json``/``*.pkl`` of the experiment directory to its staging
-#: directory and later uploads it back, which would overwrite a newer state with the old one.
+#: name of the scheduler's state snapshot inside the experiment directory; its log of later
+#: records is ``idhb_scheduler.state.log<generation>`` beside it (see :mod:`raytune_ext._journal`;
+#: neither is ``*.json``, which Ray copies back and forth on a resume).
 STATE_FILE_NAME = "idhb_scheduler.state"
-#: the variants of ID-HB (paper Sec. 5.1-5.3): eID, pID, dID
-VARIANTS = ("efficient", "preserving", "discarding")
-_STATE_VERSION = 1
+#: result keys not journaled: Ray's bookkeeping that says nothing about the trial's progress
+_NOT_JOURNALED = frozenset(DEBUG_METRICS) | {
+    "time_this_iter_s",
+    "time_since_restore",
+    "timesteps_since_restore",
+    "iterations_since_restore",
+    "checkpoint_dir_name",
+    "should_checkpoint",
+    "done",
+    "experiment_tag",
+}
+
+_Hook = TypeVar("_Hook", bound=Callable[..., Any])
 
 
-def _check_eta(reduction_factor: Any) -> int:
-    if isinstance(reduction_factor, bool) or not isinstance(reduction_factor, (int, float)):
-        raise TypeError(
-            f"reduction_factor must be an int >= 2, got {type(reduction_factor).__name__}"
-        )
-    if reduction_factor != int(reduction_factor) or reduction_factor < 2:
-        raise ValueError(
-            f"reduction_factor must be an int >= 2 (Hyperband's eta), got {reduction_factor!r}"
-        )
-    return int(reduction_factor)
+def _journaled(hook: _Hook) -> _Hook:
+    """Write the records a hook produced when it returns (appended at once), before Ray acts
+    on its decisions."""
+
+    @functools.wraps(hook)
+    def wrapper(self: IterativeDeepeningHyperBandScheduler, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return hook(self, *args, **kwargs)
+        finally:
+            if self._run is not None:
+                self._run.flush()
+
+    return wrapper  # type: ignore[return-value]
 
 
-def _power_of(ratio: int, eta: int) -> int | None:
-    """k with ``ratio == eta**k`` (k >= 0), else None (exact integer arithmetic)."""
-    k = 0
-    while ratio > 1 and ratio % eta == 0:
-        ratio //= eta
-        k += 1
-    return k if ratio == 1 else None
-
-
-def deepening_ladder(max_t: int | Sequence[int], eta: int, start: int | None = None) -> list[int]:
-    """The maximum budgets ``R`` the scheduler runs, one Hyperband level each.
-
-    ``max_t`` is an int or an increasing sequence whose consecutive ratios are powers of ``eta``
-    (ID-HB deepens by ``R <- eta * R``, Alg. 1); intermediate levels are inserted, e.g.
-    ``[9, 81]`` with ``eta=3`` runs ``9, 27, 81``. ``start`` is the level a resumed core is at:
-    the ladder then starts there and keeps only the larger requested values.
-    """
-    if isinstance(max_t, bool):
-        raise TypeError("max_t must be a positive int or an increasing sequence of ints")
-    values = [max_t] if isinstance(max_t, (int, float)) else list(max_t)
-    if not values:
-        raise ValueError("max_t must not be empty")
-    for v in values:
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or v != int(v):
-            raise TypeError(f"max_t values must be ints, got {v!r}")
-    ints = [int(v) for v in values]
-    if start is None:
-        if ints[0] < eta:
-            raise ValueError(
-                f"max_t must be >= reduction_factor={eta} (one Hyperband rung needs budget "
-                f"R >= eta), got max_t={ints[0]}"
-            )
-        ladder = [ints[0]]
-        rest = ints[1:]
-    else:
-        ladder = [int(start)]
-        rest = [v for v in ints if v > start]
-    for v in rest:
-        prev = ladder[-1]
-        k = _power_of(v // prev, eta) if v % prev == 0 else None
-        if v <= prev or k is None or k == 0:
-            raise ValueError(
-                f"max_t values must grow by powers of reduction_factor={eta} (ID-HB deepens by "
-                f"R <- eta * R): {v} is not {prev} * {eta}**k for an integer k >= 1"
-            )
-        for _ in range(k):
-            ladder.append(ladder[-1] * eta)
-    return ladder
+def _ladder(max_t: int | Sequence[int], eta: int, start: int | None = None) -> list[int]:
+    return deepening_ladder(max_t, eta, start, name="max_t", eta_name="reduction_factor")
 
 
 class IterativeDeepeningHyperBandScheduler(TrialScheduler):
     """Iterative-Deepening Hyperband (ID-HB) as a Ray Tune trial scheduler.
 
     Synchronous Hyperband brackets as in Ray's ``HyperBandScheduler``: a trial trains until its
-    result reaches the rung budget (``result[time_attr] >= r_i``), is then paused (Ray saves a
-    checkpoint); when the rung is complete the core promotes the top ``floor(n_i / eta)`` and
-    those trials resume from their checkpoints. All decisions come from the core
+    result reaches the rung budget (``result[time_attr] >= r_i``), is then paused; when the rung
+    is complete the core promotes the top ``floor(n_i / eta)`` and those trials resume from their
+    checkpoints. All decisions come from the core
     :class:`uvp_plugins.hyperband.IterativeDeepeningHyperband` (Brandt et al., *Iterative
     Deepening Hyperband*, Alg. 1-5); the scheduler only translates Ray events.
 
@@ -127,23 +104,45 @@ class IterativeDeepeningHyperBandScheduler(TrialScheduler):
     **Trials.** Each Ray trial is one configuration of the core, in the order Ray adds them. New
     trials are held ``PAUSED`` (never started) until the core asks for a new configuration, so
     ``num_samples`` should be at least :meth:`num_samples_needed` for the largest ``max_t`` you
-    may deepen to (trials the schedule never needs are stopped without running when the last
-    level ends; if too few trials exist, the core's remaining slots are dropped from their
-    brackets with a warning). Trials that lost a rung stay ``PAUSED`` until the last level ends
-    (a later level may still reuse or promote them) and are then stopped. Limit parallelism with
-    resources (``resources_per_trial``), not ``max_concurrent_trials``: a synchronous rung needs
-    all its trials to exist at once.
+    may deepen to. Trials the schedule does not need (yet) are stopped without running when the
+    last level ends; they appear in the results without metrics (a later resume may use them).
+    If too few trials exist, the core's remaining slots are dropped from their brackets with a
+    warning. Trials that lost a rung stay ``PAUSED`` until the last level ends (a later level may
+    still reuse or promote them) and are then stopped. Limit parallelism with resources
+    (``resources_per_trial``), not ``max_concurrent_trials``: a synchronous rung needs all its
+    trials to exist at once. Works with ``tune.run`` and ``tune.Tuner(...).fit()``, also with
+    trials on several nodes (give the experiment a ``storage_path`` every node can reach).
+
+    **Checkpoints.** The trainable must report a checkpoint with every result
+    (``tune.report(metrics, checkpoint=...)``) and load ``tune.get_checkpoint()``. A trial that
+    comes back with less progress than it had (no checkpoint, or an older one) retrains the
+    difference: the decisions stay those of ID-HB (a rung result is taken when ``time_attr``
+    reaches the rung budget again), but the epochs are paid twice; the scheduler then logs one
+    warning naming the trial and the fix.
 
     **Robustness.** A trial that errors (and is not retried by ``max_failures``), is removed, or
     finishes before reaching its rung budget leaves its bracket (``core.fail``); the bracket
-    goes on without it. The trainable must report a checkpoint with every result
-    (``tune.report(metrics, checkpoint=...)``) and load ``tune.get_checkpoint()``, otherwise a
-    promoted trial restarts from scratch. ``tune.run(..., reuse_actors=True)`` avoids starting a
-    new worker process for every pause and resume.
+    goes on without it. A NaN metric at a rung budget counts as a failed evaluation (warned
+    once). ``tune.run(..., reuse_actors=True)`` avoids starting a new worker process for every
+    pause and resume. Before a paused trial restarts its result logs are uploaded to the
+    experiment directory (Ray's loggers replace them by that copy on a restart, which lost rows
+    when it was older).
 
-    **State.** After every decision the core's state (``state_dict()``) and the trial mapping are
-    written atomically to ``state_path`` (default: ``<experiment dir>/idhb_scheduler.state``
-    on local storage). When a scheduler starts and finds the file it continues from it.
+    **State and kill safety.** Every result (``time_attr``, the latest checkpoint's name, the
+    metrics) and every decision is appended to a journal next to ``state_path`` (default:
+    ``<experiment dir>/idhb_scheduler.state`` on local or shared storage) before the scheduler
+    returns: one line per result copied into a memory-mapped log (no system call), no rewrite of
+    the state (a snapshot is written when a run starts and every 20 000 records). A scheduler
+    that starts and finds the state of the same experiment continues from it (a new experiment
+    started in the directory of an earlier one sets the old state aside, with a warning); the
+    configurations are taken from the trials in the order Ray first added them, also when a
+    resumed experiment re-adds them in another order. After a killed driver (``kill -9`` included) and a resume
+    (:func:`raytune_ext.resume_with_larger_budget` or ``Tuner.restore``), trials whose results or
+    checkpoints are newer in the journal than in Ray's own experiment snapshot (written every few
+    seconds) are brought up to the journal: their last result is in the returned analysis and
+    they continue from their latest checkpoint. Records are not ``fsync``-ed unless
+    ``fsync=True``: a killed process loses nothing, a crash of the whole machine may lose the
+    last records (see :mod:`raytune_ext._journal`).
 
     Example::
 
@@ -167,8 +166,10 @@ class IterativeDeepeningHyperBandScheduler(TrialScheduler):
         variant: ``"efficient"`` (eID-HB), ``"preserving"`` (pID-HB) or ``"discarding"``
             (dID-HB), how deepening reuses earlier promotions (paper Sec. 5).
         min_t: smallest budget the core may schedule (its ``min_budget``), ``>= 1``.
-        state_path: where to persist the state; default in the experiment directory.
-        seed: seed of the core.
+        state_path: where to keep the state; default in the experiment directory.
+        seed: seed of the core (an int ``>= 0``).
+        fsync: ``fsync`` every journal record (survives a machine crash, costs a disk flush per
+            result); by default records survive a killed process only.
     """
 
     _supports_buffered_results = False
@@ -184,50 +185,46 @@ class IterativeDeepeningHyperBandScheduler(TrialScheduler):
         min_t: int = 1,
         state_path: str | os.PathLike[str] | None = None,
         seed: int = 0,
+        fsync: bool = False,
     ) -> None:
         super().__init__()
         if not isinstance(time_attr, str) or not time_attr:
             raise TypeError(f"time_attr must be a non-empty str, got {time_attr!r}")
         if metric is not None and not isinstance(metric, str):
             raise TypeError(f"metric must be a str or None, got {metric!r}")
-        if mode not in (None, "min", "max"):
-            raise ValueError(f"mode must be 'min' or 'max', got {mode!r}")
-        if variant not in VARIANTS:
-            raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
-        if isinstance(min_t, bool) or not isinstance(min_t, int) or min_t < 1:
-            raise ValueError(f"min_t must be an int >= 1, got {min_t!r}")
-        self._eta = _check_eta(reduction_factor)
-        self._requested_max_t: list[int] = deepening_ladder(max_t, self._eta)
-        if self._requested_max_t[0] < self._eta * min_t:
+        if mode is not None:
+            check_choice("mode", mode, ("min", "max"))
+        check_choice("variant", variant, VARIANTS)
+        self._eta = check_int("reduction_factor", reduction_factor, low=2)
+        self._min_t = check_int("min_t", min_t, low=1)
+        seed_i = check_seed("seed", seed)
+        assert seed_i is not None
+        self._fsync = check_bool("fsync", fsync)
+        self._requested_max_t: list[int] = _ladder(max_t, self._eta)
+        if self._requested_max_t[0] < self._eta * self._min_t:
             raise ValueError(
-                f"max_t must be >= reduction_factor * min_t = {self._eta * min_t} (a Hyperband "
-                f"needs two rungs), got max_t={self._requested_max_t[0]}"
+                f"max_t must be >= reduction_factor * min_t = {self._eta * self._min_t} (a "
+                f"Hyperband needs two rungs), got max_t={self._requested_max_t[0]}"
             )
-        self._ladder: list[int] = list(self._requested_max_t)
         self._time_attr = time_attr
         self._metric = metric
         self._mode = mode
         self._variant = variant
-        self._min_t = min_t
-        self._seed = int(seed)
+        self._seed = seed_i
         self._state_path: str | None = os.fspath(state_path) if state_path is not None else None
 
-        self._hb: IterativeDeepeningHyperband | None = None
-        self._level = 0  # index into self._ladder of the core's current R
+        self._run: RunState | None = None  # the durable state, from the first trial on
         self._trials: dict[str, Trial] = {}  # trial_id -> live Trial object
-        self._free: list[str] = []  # trial ids not yet given to the core, in Ray's add order
+        self._free: dict[str, None] = {}  # present trials not yet given to the core
+        self._next_new = 0  # index into the run's order of first additions: next new config
         self._used: set[str] = set()  # trial ids the core holds as configurations
         self._jobs: dict[str, Job] = {}  # trial_id -> the core job it runs
         self._orphans: dict[str, Job] = {}  # pending jobs of trials Ray has not re-added yet
-        self._warned_short = False
-        self._queue: list[str] = []  # trial ids with a job, to (re)start when PAUSED
-        self._dead: set[str] = set()  # trials that errored / were removed / finished
-        self._progress: dict[str, float] = {}  # last time_attr seen per trial
-        self._consumed = 0.0  # time_attr units trained through this scheduler (all runs)
-        self._done = False
+        self._queue: dict[str, None] = {}  # trial ids with a job, to (re)start when PAUSED
+        self._starting: set[str] = set()  # trials handed to Ray to (re)start
         self._stopping = False
-        self._dirty = False
         self._n_stopped = 0
+        self._warned: set[str] = set()
 
     # ------------------------------------------------------------------ helpers for users
     @staticmethod
@@ -240,45 +237,56 @@ class IterativeDeepeningHyperBandScheduler(TrialScheduler):
         equals the configurations of one Hyperband run at the final ``R``
         (:attr:`uvp_plugins.hyperband.HyperbandSchedule.n_configs`).
         """
-        from uvp_plugins.hyperband import HyperbandSchedule
-
-        eta = _check_eta(reduction_factor)
-        ladder = deepening_ladder(max_t, eta)
-        return int(HyperbandSchedule(ladder[-1], eta, min_t).n_configs)
+        eta = check_int("reduction_factor", reduction_factor, low=2)
+        ladder = _ladder(max_t, eta)
+        return int(HyperbandSchedule(ladder[-1], eta, check_int("min_t", min_t, low=1)).n_configs)
 
     @property
     def core(self) -> IterativeDeepeningHyperband | None:
         """The core object (None before the first trial was added)."""
-        return self._hb
+        return self._run.hb if self._run is not None else None
 
     @property
     def max_t_ladder(self) -> list[int]:
         """The levels ``R`` this scheduler runs (resumed runs start at the saved level)."""
-        return list(self._ladder)
+        return list(self._run.ladder) if self._run is not None else list(self._requested_max_t)
 
     @property
     def consumed(self) -> float:
         """``time_attr`` units trained by trials under this scheduler (across resumed runs)."""
-        return self._consumed
+        return self._run.consumed if self._run is not None else 0.0
+
+    @property
+    def state_path(self) -> str | None:
+        """Where the state is kept (known once the first trial was added)."""
+        return self._state_path
 
     def trial_id_of(self, config_id: int) -> str | None:
         """Ray trial id of the core's configuration ``config_id`` (None for an empty slot)."""
-        if self._hb is None:
+        if self._run is None:
             return None
-        cfg = self._hb.config(config_id)
+        cfg = self._run.hb.config(config_id)
         return cfg.get("trial_id") if isinstance(cfg, Mapping) else None
 
     @property
     def best_trial_id(self) -> str | None:
         """Ray trial id of the core's incumbent (best result at the largest budget so far)."""
-        if self._hb is None or self._hb.incumbent is None:
-            return None
-        return self.trial_id_of(self._hb.incumbent.config_id)
+        inc = self._run.hb.incumbent if self._run is not None else None
+        return self.trial_id_of(inc.config_id) if inc is not None else None
 
     @property
     def finished(self) -> bool:
         """True once the last level's brackets are complete."""
-        return self._done
+        return self._run is not None and self._run.done
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Ray pickles the scheduler (Tuner keeps it for Tuner.restore): the live trials and the
+        # journal's open file stay behind.
+        state = dict(self.__dict__)
+        state["_trials"] = {}
+        if self._run is not None:
+            state["_run"] = None
+        return state
 
     # ------------------------------------------------------------------ Ray API
     def set_search_properties(self, metric: str | None, mode: str | None, **spec: Any) -> bool:
@@ -289,23 +297,24 @@ class IterativeDeepeningHyperBandScheduler(TrialScheduler):
         if metric:
             self._metric = metric
         if mode:
-            if mode not in ("min", "max"):
-                raise ValueError(f"mode must be 'min' or 'max', got {mode!r}")
-            self._mode = mode
+            self._mode = check_choice("mode", mode, ("min", "max"))
         if self._metric is None and self._mode:
             self._metric = DEFAULT_METRIC
         return True
 
+    @_journaled
     def on_trial_add(self, tune_controller: TuneController, trial: Trial) -> None:
-        self._ensure_core(trial)
+        run = self._ensure_run(trial)
         tid = trial.trial_id
         known = self._trials.get(tid)
         self._trials[tid] = trial
         if known is trial:
             # Ray re-queued the same trial object after a recoverable error (max_failures): it is
             # already PENDING in Ray's bookkeeping, keeps its job and restarts from its checkpoint.
-            self._dead.discard(tid)
             return
+        report = run.last_report(tid)
+        if report is not None:  # a resumed experiment: Ray's snapshot may be older than ours
+            restore_progress(trial, report[1], report[0], self._time_attr)
         if trial.status == Trial.ERROR:
             self._mark_dead(tid)
             return
@@ -316,85 +325,102 @@ class IterativeDeepeningHyperBandScheduler(TrialScheduler):
             # PENDING trial first-in-first-out; a PAUSED one only when choose_trial_to_run
             # returns it (it then restores from its checkpoint, if any).
             trial.set_status(Trial.PAUSED)
-        last = trial.last_result.get(self._time_attr) if trial.last_result else None
-        if last is not None:
-            self._progress[tid] = float(last)
+            prepare_held_trial(trial)
+        run.add_trial(tid)
         if tid in self._orphans:
-            job = self._orphans.pop(tid)
-            self._jobs[tid] = job
-            self._queue.append(tid)
-        elif tid not in self._used and tid not in self._free:
-            self._free.append(tid)
+            self._jobs[tid] = self._orphans.pop(tid)
+            self._queue[tid] = None
+        elif tid not in self._used:
+            self._free[tid] = None
         self._pump(tune_controller, adding=True)
 
     def on_trial_result(self, tune_controller: TuneController, trial: Trial, result: dict) -> str:
+        # The hot path (most results take no decision) journals and returns without the
+        # _journaled wrapper; a rung result goes through _rung_result.
+        run = self._run
+        assert run is not None
         tid = trial.trial_id
-        if self._time_attr not in result:
+        now = result.get(self._time_attr)
+        if now is None:
             raise ValueError(
                 f"time_attr {self._time_attr!r} is missing from the result of trial {tid}; "
                 f"reported keys: {sorted(result)}"
             )
-        now = float(result[self._time_attr])
-        last = self._progress.get(tid, 0.0)
-        self._consumed += now - last if now > last else now  # now <= last: restarted
-        self._progress[tid] = now  # persisted with the next decision (no write per result)
-        if tid in self._queue:
-            self._queue.remove(tid)
+        now = float(now)
+        if tid in self._starting:
+            self._starting.discard(tid)
+            last = run.progress.get(tid, 0.0)
+            if last > 0 and now <= last:
+                self._warn_retraining(tid, now, last)
+        self._queue.pop(tid, None)
         job = self._jobs.get(tid)
-        if job is None:
-            # Not scheduled by the core (a trial Ray started on its own): keep it for later.
-            return TrialScheduler.STOP if self._done else TrialScheduler.PAUSE
-        if now < job.budget:
-            return TrialScheduler.CONTINUE
-        if self._metric not in result:
-            raise ValueError(
-                f"metric {self._metric!r} is missing from the result of trial {tid} at "
-                f"{self._time_attr}={now:g}; reported keys: {sorted(result)}"
+        if job is None or now < job.budget:
+            run.progress_seen(
+                tid, now, result.get("training_iteration"), result.get("checkpoint_dir_name")
             )
+            if job is not None:
+                return TrialScheduler.CONTINUE
+            # Not scheduled by the core (a trial Ray started on its own): keep it for later.
+            return TrialScheduler.STOP if run.done else TrialScheduler.PAUSE
+        return self._rung_result(tune_controller, tid, job, now, result)
+
+    @_journaled
+    def _rung_result(
+        self, tune_controller: TuneController, tid: str, job: Job, now: float, result: dict
+    ) -> str:
+        """``result`` reached ``job``'s budget: tell the core, take the next decisions."""
+        run = self._run
+        assert run is not None
+        metrics = {
+            k: result[k] for k in result.keys() - _NOT_JOURNALED if not k.startswith("config/")
+        }
+        run.result_seen(tid, now, result.get("checkpoint_dir_name"), metrics)
         del self._jobs[tid]
-        assert self._hb is not None
-        self._hb.tell(job, float(result[self._metric]))
-        self._dirty = True
-        self._pump(tune_controller)
+        value = self._metric_value(tid, now, result)
+        advanced = run.fail(job) if value is None else run.tell(job, value)
+        if advanced:  # otherwise no job can be ready and the run cannot have finished
+            self._pump(tune_controller)
         if tid in self._jobs:  # promoted right away: keeps running from where it is
-            if tid in self._queue:
-                self._queue.remove(tid)
+            self._queue.pop(tid, None)
             return TrialScheduler.CONTINUE
-        if self._done:
-            self._stop_idle(tune_controller, exclude=tid)
+        if run.done:
+            # The other idle trials are stopped by the next choose_trial_to_run (Ray calls it
+            # every step): stopping dozens of trials here would make this one result slow.
             return TrialScheduler.STOP
         return TrialScheduler.PAUSE
 
+    @_journaled
     def on_trial_complete(
         self, tune_controller: TuneController, trial: Trial, result: dict
     ) -> None:
         tid = trial.trial_id
-        if self._stopping or self._done:
+        if self._stopping or self.finished:
             return  # our own stop at the end of the last level: the trial stays reusable
         # Terminated in this run (its trainable returned, a stopper, a user): it cannot train
         # again in this run (_route fails its jobs) but a resumed run may continue it.
-        if tid in self._free:
-            self._free.remove(tid)
-        if tid in self._queue:
-            self._queue.remove(tid)
+        self._free.pop(tid, None)
+        self._queue.pop(tid, None)
+        self._starting.discard(tid)
         job = self._jobs.pop(tid, None)
-        if job is not None:
+        if job is not None and self._run is not None:
             # Finished (its trainable returned) or stopped before reaching the rung budget.
             logger.info(
                 "trial %s ended before reaching budget %s: leaves its bracket", tid, job.budget
             )
-            self._fail(job)
+            self._run.fail(job)
             self._pump(tune_controller)
 
+    @_journaled
     def on_trial_error(self, tune_controller: TuneController, trial: Trial) -> None:
         tid = trial.trial_id
+        self._starting.discard(tid)
         if trial.should_recover():
             # Ray retries it (max_failures) and re-adds the same object: keep its job.
             return
         job = self._jobs.pop(tid, None)
         self._mark_dead(tid)
-        if job is not None:
-            self._fail(job)
+        if job is not None and self._run is not None:
+            self._run.fail(job)
         self._pump(tune_controller)
 
     def on_trial_remove(self, tune_controller: TuneController, trial: Trial) -> None:
@@ -402,38 +428,47 @@ class IterativeDeepeningHyperBandScheduler(TrialScheduler):
             return
         self.on_trial_complete(tune_controller, trial, {})
 
+    @_journaled
     def choose_trial_to_run(self, tune_controller: TuneController) -> Trial | None:
         self._pump(tune_controller)
-        if self._done:
+        if self.finished:
             self._stop_idle(tune_controller)
             return None
         for tid in list(self._queue):
             trial = self._trials.get(tid)
             if trial is None or trial.status in (Trial.ERROR, Trial.TERMINATED):
-                self._queue.remove(tid)
+                del self._queue[tid]
                 continue
             if trial.status == Trial.PAUSED:
+                self._starting.add(tid)
+                if trial.checkpoint is not None:
+                    # Ray's loggers replace the trial's result logs by the stored copy when it
+                    # restarts: make that copy current (see _ray_trials.publish_result_logs).
+                    publish_result_logs(trial)
                 return trial
         return None
 
     def debug_string(self) -> str:
+        run = self._run
+        ladder = run.ladder if run is not None else self._requested_max_t
+        level = run.level if run is not None else 0
         head = (
             f"Using IterativeDeepeningHyperBand ({self._variant}, eta={self._eta}, "
-            f"max_t levels={self._ladder}, level={self._level}): "
-            f"{self._time_attr} trained={self._consumed:g}, stopped={self._n_stopped}"
+            f"max_t levels={ladder}, level={level}): "
+            f"{self._time_attr} trained={self.consumed:g}, stopped={self._n_stopped}"
         )
-        if self._hb is None:
+        if run is None:
             return head
+        hb = run.hb
         lines = [head]
-        ledger = self._hb.ledger
+        ledger = hb.ledger
         lines.append(
             f"  core ledger: full-charge={ledger.full_charge:g}, "
             f"continuation={ledger.continuation:g}, evaluations={ledger.n_evaluations}"
         )
-        for b in self._hb.summary():
+        for b in hb.summary():
             rungs = ", ".join(
-                f"r={self._hb.schedule.budget(b['s'], i)}:{n}"
-                for i, n in enumerate(b["rung_sizes"])
+                f"r={hb.schedule.budget(b['s'], i)}:{n}" for i, n in enumerate(b["rung_sizes"])
             )
             state = "done" if b["done"] else ("open" if b["opened"] else "not opened")
             lines.append(
@@ -443,22 +478,43 @@ class IterativeDeepeningHyperBandScheduler(TrialScheduler):
             )
         lines.append(
             f"  trials: {len(self._jobs)} with a job, {len(self._free)} not used yet, "
-            f"{len(self._dead)} gone"
+            f"{len(run.dead)} gone"
         )
         return "\n".join(lines)
 
+    def state_dict(self) -> dict[str, Any]:
+        """JSON-serialisable state: the core's ``state_dict``, the ladder, the trial mapping and
+        what every trial last reported (the snapshot format of the state file)."""
+        assert self._run is not None, "no state before the first trial was added"
+        return self._run.state_dict()
+
     def save(self, checkpoint_path: str) -> None:
-        """Write the scheduler state (Ray does not call this; the state file is kept current)."""
-        self._write_state(checkpoint_path)
+        """Write the scheduler state as a snapshot to ``checkpoint_path`` (Ray does not call
+        this; the journal next to ``state_path`` is always current)."""
+        Journal(checkpoint_path).write_snapshot(self.state_dict())
 
     def restore(self, checkpoint_path: str) -> None:
-        """Load a state written by :meth:`save` (before any trial was added)."""
-        self._load_state(checkpoint_path)
+        """Load a state written by :meth:`save` or kept in an experiment (before any trial was
+        added). The state stays in memory: the journal is not written."""
+        run = self._continue(RunState.load(Journal(checkpoint_path), {}))
+        run.journal = None
+        self._run = run
 
     # ------------------------------------------------------------------ core plumbing
-    def _ensure_core(self, trial: Trial) -> None:
-        if self._hb is not None:
-            return
+    def _params(self) -> dict[str, Any]:
+        return {
+            "time_attr": self._time_attr,
+            "metric": self._metric,
+            "mode": self._mode,
+            "reduction_factor": self._eta,
+            "variant": self._variant,
+            "min_t": self._min_t,
+            "seed": self._seed,
+        }
+
+    def _ensure_run(self, trial: Trial) -> RunState:
+        if self._run is not None:
+            return self._run
         if not self._metric or not self._mode:
             raise ValueError(
                 f"{type(self).__name__} needs `metric` and `mode`: pass them to the scheduler "
@@ -466,51 +522,127 @@ class IterativeDeepeningHyperBandScheduler(TrialScheduler):
             )
         if self._state_path is None:
             self._state_path = _default_state_path(trial)
-        if self._state_path and os.path.exists(self._state_path):
-            self._load_state(self._state_path)
-            logger.info("IDHB scheduler continues from %s", self._state_path)
-        else:
-            self._hb = IterativeDeepeningHyperband(
-                max_budget=self._ladder[0],
+        journal = Journal(self._state_path, fsync=self._fsync) if self._state_path else None
+        run = None
+        if journal is not None and journal.exists():
+            saved = RunState.load(journal, {})
+            if saved.knows(trial.trial_id):
+                # A resumed experiment (Ray re-adds the saved trials first): continue it.
+                run = self._continue(saved)
+                logger.info("IDHB scheduler continues from %s", self._state_path)
+            else:
+                # A new experiment run in the directory of an earlier one (same name and
+                # storage_path, no resume): it starts afresh; the old state is kept aside.
+                kept = journal.set_aside()
+                logger.warning(
+                    "%s holds the ID-HB state of an earlier experiment whose trials are not in "
+                    "this run: starting a new ID-HB run (the old state is kept as %s; to "
+                    "continue that experiment, resume it with resume_with_larger_budget or "
+                    "Tuner.restore)",
+                    os.path.dirname(journal.path),
+                    kept,
+                )
+        if run is None:
+            hb = IterativeDeepeningHyperband(
+                max_budget=self._requested_max_t[0],
                 eta=self._eta,
                 variant=self._variant,
                 min_budget=self._min_t,
-                mode=self._mode,  # type: ignore[arg-type]
+                mode=self._mode,
                 seed=self._seed,
             )
-            self._dirty = True
+            run = RunState(hb, self._requested_max_t, self._params(), journal)
+        run.snapshot()  # a fresh start, or a compacted journal after a resume
+        self._run = run
+        return run
+
+    def _continue(self, run: RunState) -> RunState:
+        """Continue a saved state: its levels, then the larger ``max_t`` asked for here."""
+        params = self._params()
+        run.check_params(
+            {k: params[k] for k in ("time_attr", "metric", "mode", "reduction_factor", "variant")}
+        )
+        saved = run.ladder
+        targets = saved[run.level :] + [v for v in self._requested_max_t if v > saved[-1]]
+        run.ladder = _ladder(targets, self._eta, start=saved[run.level])
+        run.level = 0
+        run.done = False
+        # Jobs handed out before the driver stopped stay pending in the core: re-route them
+        # to their trials when Ray re-adds those.
+        self._orphans = {}
+        for job in run.hb.pending:
+            tid = job.config.get("trial_id") if isinstance(job.config, Mapping) else None
+            if tid is not None:
+                self._orphans[tid] = job
+        self._used = {
+            cfg["trial_id"]
+            for cfg in run.hb.configs.values()
+            if isinstance(cfg, Mapping) and cfg.get("trial_id") is not None
+        }
+        return run
 
     def _route(self, job: Job) -> None:
         """Give ``job`` to the Ray trial of its configuration (or fail it if that trial is gone)."""
+        run = self._run
+        assert run is not None
         tid = job.config.get("trial_id") if isinstance(job.config, Mapping) else None
         trial = self._trials.get(tid) if tid is not None else None
         if (
             tid is None
-            or tid in self._dead
+            or tid in run.dead
             or (trial is not None and trial.status in (Trial.ERROR, Trial.TERMINATED))
         ):
-            self._fail(job)
+            run.fail(job)
             return
-        self._dirty = True
         if trial is None:  # known from a saved state, not (yet) re-added by Ray
             self._orphans[tid] = job
             return
         self._jobs[tid] = job
-        if tid not in self._queue:
-            self._queue.append(tid)
-
-    def _fail(self, job: Job) -> None:
-        assert self._hb is not None
-        self._hb.fail(job)
-        self._dirty = True
+        self._queue[tid] = None
 
     def _mark_dead(self, tid: str) -> None:
-        self._dead.add(tid)
-        if tid in self._free:
-            self._free.remove(tid)
-        if tid in self._queue:
-            self._queue.remove(tid)
-        self._dirty = True
+        self._free.pop(tid, None)
+        self._queue.pop(tid, None)
+        if self._run is not None:
+            self._run.mark_dead(tid)
+
+    def _metric_value(self, tid: str, now: float, result: Mapping[str, Any]) -> float | None:
+        """The rung result of ``tid``: the metric as a float, or None (NaN: a failed job)."""
+        assert self._metric is not None
+        if self._metric not in result:
+            raise ValueError(
+                f"metric {self._metric!r} is missing from the result of trial {tid} at "
+                f"{self._time_attr}={now:g}; reported keys: {sorted(result)}"
+            )
+        value = float(result[self._metric])
+        if math.isnan(value):
+            if "nan" not in self._warned:
+                self._warned.add("nan")
+                logger.warning(
+                    "trial %s reported %s=NaN at %s=%g: counted as a failed evaluation (it leaves "
+                    "its bracket); further NaN results are handled alike without a warning",
+                    tid,
+                    self._metric,
+                    self._time_attr,
+                    now,
+                )
+            return None
+        return value
+
+    def _warn_retraining(self, tid: str, now: float, last: float) -> None:
+        if "retrain" in self._warned:
+            return
+        self._warned.add("retrain")
+        logger.warning(
+            "trial %s came back at %s=%g after it had reached %g: it had no checkpoint for that "
+            "progress and retrains it (decisions are unaffected, the epochs are paid twice). "
+            "Report a checkpoint with every result, tune.report(metrics, checkpoint=...), and "
+            "load tune.get_checkpoint() when the trainable starts. (Warned once.)",
+            tid,
+            self._time_attr,
+            now,
+            last,
+        )
 
     def _search_finished(self, tune_controller: TuneController) -> bool:
         search_alg = getattr(tune_controller, "search_alg", None)
@@ -522,73 +654,94 @@ class IterativeDeepeningHyperBandScheduler(TrialScheduler):
             return False
 
     def _pump(self, tune_controller: TuneController, adding: bool = False) -> None:
-        """Ask the core for every job it can give now, route them, deepen, persist.
+        """Ask the core for every job it can give now, route them, deepen.
 
         Promotions and re-evaluations come from ``ask_existing``; a configuration slot the core
         needs is filled with the next unused Ray trial through ``ask_new({"trial_id": ...})``.
         When no trial is left and the search algorithm is finished, the remaining slots are
         filled with empty configurations that fail at once (they leave their brackets).
         """
-        hb = self._hb
-        if hb is None or self._done:
-            self._persist()
+        run = self._run
+        if run is None or run.done:
             return
+        hb = run.hb
         while True:
-            job = hb.ask_existing()
+            job = run.ask_existing()
             if job is not None:
                 self._route(job)
                 continue
-            if hb.free_slots > 0 and self._free:
-                tid = self._free.pop(0)
+            free_slots = hb.free_slots
+            tid = self._next_free(adding or not self._search_finished(tune_controller)) if (
+                free_slots and self._free
+            ) else None
+            if tid is not None:
+                del self._free[tid]
                 self._used.add(tid)
-                job = hb.ask_new({"trial_id": tid})
-                if job is None:  # pragma: no cover - free_slots > 0 guarantees a slot
-                    self._free.insert(0, tid)
-                    break
+                job = run.ask_new(tid)
+                assert job is not None  # free_slots > 0 guarantees a slot
                 self._route(job)
                 continue
-            if not adding and self._search_finished(tune_controller):
+            if (
+                (free_slots or self._orphans)
+                and not adding
+                and self._search_finished(tune_controller)
+            ):
                 if self._orphans:
                     # Trials of the saved state that Ray did not restore: they leave.
                     for tid, job in list(self._orphans.items()):
                         del self._orphans[tid]
                         self._mark_dead(tid)
-                        self._fail(job)
+                        run.fail(job)
                     continue
-                if hb.free_slots > 0:
-                    if not self._warned_short:
-                        logger.warning(
-                            "ID-HB needs %d more configurations than Ray trials exist (they "
-                            "leave their brackets); use num_samples >= %d",
-                            hb.free_slots,
-                            self.num_samples_needed(self._ladder[-1], self._eta, self._min_t),
-                        )
-                        self._warned_short = True
-                    empty = hb.ask_new({"trial_id": None})
-                    if empty is not None:
-                        self._fail(empty)
-                        continue
+                if "short" not in self._warned:
+                    logger.warning(
+                        "ID-HB needs %d more configurations than Ray trials exist (they leave "
+                        "their brackets); use num_samples >= %d",
+                        free_slots,
+                        self.num_samples_needed(run.ladder[-1], self._eta, self._min_t),
+                    )
+                    self._warned.add("short")
+                empty = run.ask_new(None)
+                if empty is not None:
+                    run.fail(empty)
+                    continue
             if hb.finished:
-                if self._level + 1 < len(self._ladder):
-                    hb.deepen()
-                    self._level += 1
-                    self._dirty = True
-                    logger.info("ID-HB deepens to R=%d", self._ladder[self._level])
+                if run.level + 1 < len(run.ladder):
+                    run.deepen()
+                    logger.info("ID-HB deepens to R=%d", run.ladder[run.level])
                     continue
-                self._done = True
-                self._dirty = True
+                run.finish()
             break
-        self._persist()
 
-    def _stop_idle(self, tune_controller: TuneController, exclude: str | None = None) -> None:
+    def _next_free(self, more_may_come: bool) -> str | None:
+        """The trial that takes the next new configuration: the first trial, in the order Ray
+        first added them, that the core does not hold yet. In a resumed experiment Ray re-adds
+        the trials in another order; while trials may still come (``more_may_come``) the
+        scheduler waits for the next one in the original order, so the resumed run assigns the
+        configurations as the uninterrupted run did. A trial Ray does not bring back is
+        skipped."""
+        run = self._run
+        assert run is not None
+        added = run.added
+        while self._next_new < len(added):
+            tid = added[self._next_new]
+            if tid in self._free:
+                return tid
+            if tid in self._used or tid in run.dead or tid in self._trials or not more_may_come:
+                # taken, gone, present but unable to run (restored as finished or errored), or
+                # not brought back by Ray
+                self._next_new += 1
+                continue
+            return None  # not re-added yet: wait for it
+        return None
+
+    def _stop_idle(self, tune_controller: TuneController) -> None:
         """After the last level: stop every trial that is not running (Ray then ends)."""
         if self._stopping:
             return
         self._stopping = True
         try:
-            for tid, trial in list(self._trials.items()):
-                if tid == exclude:
-                    continue
+            for trial in list(self._trials.values()):
                 # A trial still saving its pause checkpoint is stopped on a later call, once
                 # PAUSED: stopping it mid-save leaves a stale STOP in Ray's cached decisions,
                 # which Ray persists and replays on the first save after a resume (Ray 2.60).
@@ -600,96 +753,6 @@ class IterativeDeepeningHyperBandScheduler(TrialScheduler):
                 search_alg.set_finished()
         finally:
             self._stopping = False
-
-    # ------------------------------------------------------------------ persistence
-    def _persist(self) -> None:
-        if self._dirty and self._state_path:
-            self._write_state(self._state_path)
-        self._dirty = False
-
-    def state_dict(self) -> dict[str, Any]:
-        """JSON-serialisable state: the core's ``state_dict`` plus the trial mapping."""
-        assert self._hb is not None
-        return {
-            "version": _STATE_VERSION,
-            "params": {
-                "time_attr": self._time_attr,
-                "metric": self._metric,
-                "mode": self._mode,
-                "reduction_factor": self._eta,
-                "variant": self._variant,
-                "min_t": self._min_t,
-                "seed": self._seed,
-            },
-            "ladder": self._ladder,
-            "level": self._level,
-            "done": self._done,
-            "core": self._hb.state_dict(),
-            "dead": sorted(self._dead),
-            "progress": self._progress,
-            "consumed": self._consumed,
-        }
-
-    def _write_state(self, path: str) -> None:
-        if self._hb is None:
-            return
-        directory = os.path.dirname(os.path.abspath(path))
-        os.makedirs(directory, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".idhb_", suffix=".tmp", dir=directory)
-        try:
-            text = json.dumps(self.state_dict(), separators=(",", ":"))  # one write: fast
-            with os.fdopen(fd, "w") as fh:
-                fh.write(text)
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
-
-    def _load_state(self, path: str) -> None:
-        with open(path) as fh:
-            state = json.load(fh)
-        if state.get("version") != _STATE_VERSION:
-            raise ValueError(f"unsupported IDHB scheduler state version in {path}")
-        params = state["params"]
-        mine = {
-            "time_attr": self._time_attr,
-            "metric": self._metric,
-            "mode": self._mode,
-            "reduction_factor": self._eta,
-            "variant": self._variant,
-        }
-        for key, value in mine.items():
-            if params[key] != value:
-                raise ValueError(
-                    f"{key}={value!r} differs from the saved experiment's {key}="
-                    f"{params[key]!r} ({path}); use the same value to continue it"
-                )
-        self._hb = IterativeDeepeningHyperband.from_state_dict(state["core"])
-        saved_ladder = [int(v) for v in state["ladder"]]
-        level = int(state["level"])
-        current = saved_ladder[level]
-        # Continue the saved levels, then the larger values this scheduler asks for.
-        targets = saved_ladder[level:] + [v for v in self._requested_max_t if v > saved_ladder[-1]]
-        self._ladder = deepening_ladder(targets, self._eta, start=current)
-        self._level = 0
-        # Jobs handed out before the driver stopped stay pending in the core: re-route them
-        # to their trials when Ray re-adds those.
-        self._orphans = {}
-        for job in self._hb.pending:
-            tid = job.config.get("trial_id") if isinstance(job.config, Mapping) else None
-            if tid is not None:
-                self._orphans[tid] = job
-        self._used = {
-            cfg["trial_id"]
-            for cfg in self._hb.configs.values()
-            if isinstance(cfg, Mapping) and cfg.get("trial_id") is not None
-        }
-        self._dead = set(state["dead"])
-        self._progress = {k: float(v) for k, v in state["progress"].items()}
-        self._consumed = float(state["consumed"])
-        self._done = False
-        self._dirty = True
 
 
 def _default_state_path(trial: Trial) -> str | None:
@@ -712,11 +775,11 @@ def _default_state_path(trial: Trial) -> str | None:
     return None
 
 
-def load_state_params(path: str | os.PathLike[str]) -> Mapping[str, Any]:
-    """The scheduler parameters saved in a state file (used by the resume helper)."""
-    with open(os.fspath(path)) as fh:
-        state = json.load(fh)
+def load_saved_state(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The scheduler parameters, ladder and current level of a saved state (snapshot plus
+    journal), as the resume helper needs them: ``{**params, "ladder": [...], "level": k}``."""
+    state, records = Journal(path).load()
     out = dict(state["params"])
-    out["ladder"] = list(state["ladder"])
-    out["level"] = int(state["level"])
+    out["ladder"] = [int(v) for v in state["ladder"]]
+    out["level"] = int(state["level"]) + sum(1 for r in records if r[0] == "d")
     return out

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from uvp_plugins.hyperband import HyperbandSchedule, integer_log
+from uvp_plugins.hyperband import HyperbandSchedule, deepening_ladder, integer_log, power_of
 
 # Li et al. (JMLR 2018), Table 1: R = 81, eta = 3, one (n_i, r_i) list per bracket s = 4..0
 LI_TABLE_R81_ETA3 = [
@@ -149,3 +149,73 @@ def test_budget_accessors_validate() -> None:
         sched.budget(5, 0)
     with pytest.raises(ValueError, match="rung index"):
         sched.budget(2, 3)
+
+
+# ------------------------------------------------------------------ deepening ladder
+def test_deepening_ladder_inserts_intermediate_levels() -> None:
+    assert deepening_ladder([9, 81], eta=3) == [9, 27, 81]
+    assert deepening_ladder(9, eta=3) == [9]
+    assert deepening_ladder([4, 16], eta=2) == [4, 8, 16]
+    assert deepening_ladder(27.0, eta=3) == [27]  # an integral float is an int
+    # a run saved at R = 9 asked for 81: starts at 9, the smaller requests are dropped
+    assert deepening_ladder([3, 81], eta=3, start=9) == [9, 27, 81]
+    assert deepening_ladder(9, eta=3, start=9) == [9]
+
+
+@given(eta=st.integers(2, 5), r0=st.integers(1, 50), ks=st.lists(st.integers(1, 3), max_size=3))
+def test_deepening_ladder_is_every_power_in_between(eta: int, r0: int, ks: list[int]) -> None:
+    r0 = max(r0, eta)
+    requested = [r0]
+    for k in ks:
+        requested.append(requested[-1] * eta**k)
+    ladder = deepening_ladder(requested, eta)
+    assert ladder == [r0 * eta**j for j in range(sum(ks) + 1)]
+    assert set(requested) <= set(ladder)
+
+
+def test_power_of() -> None:
+    assert [power_of(v, 3) for v in (1, 3, 9, 27, 6, 0, 18)] == [0, 1, 2, 3, None, None, None]
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "exc", "match"),
+    [
+        (([9, 18], 3), {}, ValueError, "powers of eta=3"),
+        (([9, 9], 3), {}, ValueError, "powers of eta=3"),
+        (([], 3), {}, ValueError, "max_budget must not be empty"),
+        ((9.5, 3), {}, ValueError, "max_budget must be an int >= 1, got 9.5"),
+        ((float("nan"), 3), {}, ValueError, "max_budget must be an int >= 1, got nan"),
+        ((2, 3), {}, ValueError, "max_budget must be >= eta=3"),
+        ((9, float("nan")), {}, ValueError, "eta must be an int >= 2, got nan"),
+        ((9, 1), {}, ValueError, "eta must be an int >= 2, got 1"),
+        ((True, 3), {}, TypeError, "max_budget"),
+        (
+            ([9, 18], 3),
+            {"name": "max_t", "eta_name": "reduction_factor"},
+            ValueError,
+            "max_t values must grow by powers of reduction_factor=3",
+        ),
+    ],
+)
+def test_deepening_ladder_bad_input(args: tuple, kwargs: dict, exc: type, match: str) -> None:
+    with pytest.raises(exc, match=match):
+        deepening_ladder(*args, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "exc", "match"),
+    [
+        ({"max_budget": float("nan")}, TypeError, "max_budget must be an int >= 1, got nan"),
+        ({"max_budget": 9, "eta": float("nan")}, TypeError, "eta must be an int >= 2, got nan"),
+        ({"max_budget": 9, "min_budget": float("nan")}, TypeError, "min_budget"),
+        ({"max_budget": 9, "seed": -1}, ValueError, "seed must be an int >= 0, got -1"),
+        ({"max_budget": 9, "seed": float("nan")}, TypeError, "seed must be an int >= 0, got nan"),
+        ({"max_budget": 9, "seed": True}, TypeError, "seed must be an int >= 0, got True"),
+    ],
+)
+def test_nan_budgets_and_negative_seeds_name_the_argument(kwargs: dict, exc: type, match: str) -> None:
+    """Issue 19, item 6, for Hyperband: every bad value fails at construction, naming it."""
+    from uvp_plugins.hyperband import IterativeDeepeningHyperband
+
+    with pytest.raises(exc, match=match):
+        IterativeDeepeningHyperband(**kwargs)

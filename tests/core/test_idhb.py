@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections import Counter
@@ -530,3 +531,170 @@ def test_deepening_mid_run_with_pending_jobs(
     # the final rungs have the fresh run's sizes and every member has its result
     assert [len(m) for m in sum(decisions(hb), [])] == [len(m) for m in sum(decisions(fresh), [])]
     assert hb.ledger.full_charge >= fresh.ledger.full_charge
+
+
+# ------------------------------------------------------------------ scaling (issue 19, item 4)
+def _decision_trace(variant: str, R: int, eta: int, seed: int) -> tuple[str, int]:
+    """A seeded event-driven run mixing ask / ask_new / ask_existing, up to 8 jobs in flight
+    told in random order, 8 % failures and two deepenings, each while jobs are pending.
+    Returns a digest of every job handed out, every tell/fail and the final state, and the
+    number of events."""
+    hb = IterativeDeepeningHyperband(R, eta, variant, seed=seed)
+    rng = np.random.default_rng(seed + 1000)
+    ext = np.random.default_rng(seed + 2000)
+    trace: list[tuple[Any, ...]] = []
+
+    def asked(job: Job) -> None:
+        trace.append(
+            ("ask", job.job_id, job.config_id, job.bracket, job.rung, job.budget,
+             job.previous_budget)
+        )
+
+    for level in range(3):
+        if level:
+            hb.deepen()
+        deepen_at = int(rng.integers(5, 60)) if level < 2 else -1
+        steps = 0
+        while not hb.finished:
+            width = int(rng.integers(1, 9))
+            while len(hb.pending) < width:
+                how = rng.uniform()
+                if how < 0.3:
+                    job = hb.ask_existing()
+                elif how < 0.5:
+                    job = hb.ask_new(sample(ext))
+                else:
+                    job = hb.ask(sample)
+                if job is None and how < 0.5:
+                    job = hb.ask(sample)
+                if job is None:
+                    break
+                asked(job)
+            if not hb.pending:
+                break
+            pend = sorted(hb.pending, key=lambda j: j.job_id)
+            job = pend[int(rng.integers(len(pend)))]
+            if rng.uniform() < 0.08:
+                hb.fail(job)
+                trace.append(("fail", job.job_id))
+            else:
+                hb.tell(job, loss(job.config, job.budget))
+                trace.append(("tell", job.job_id))
+            steps += 1
+            if steps == deepen_at:
+                break  # deepen mid-run with pending jobs
+    while hb.pending:
+        j = min(hb.pending, key=lambda j: j.job_id)
+        hb.tell(j, loss(j.config, j.budget))
+        trace.append(("tell", j.job_id))
+        while (job := hb.ask(sample)) is not None:
+            asked(job)
+    blob = json.dumps([trace, hb.state_dict()], sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16], len(trace)
+
+
+#: digests of :func:`_decision_trace` computed with the implementation before the linear-time
+#: rung scans (the one whose ``_ready_existing`` rescanned the whole rung on every ask)
+_DIGESTS_BEFORE_LINEAR_SCANS = {
+    ("efficient", 9, 3, 0): ("c9f06917f59c017d", 412),
+    ("efficient", 9, 3, 1): ("f5d0e6d88865ba62", 418),
+    ("efficient", 8, 2, 0): ("b23b08c34e74faa2", 314),
+    ("efficient", 8, 2, 1): ("cac0476232709d90", 316),
+    ("efficient", 10, 3, 0): ("737064504d94c355", 412),
+    ("efficient", 10, 3, 1): ("bc63f8c381b7023d", 418),
+    ("preserving", 9, 3, 0): ("46eb14218a02c6ec", 412),
+    ("preserving", 9, 3, 1): ("ba6eede256e12bbe", 424),
+    ("preserving", 8, 2, 0): ("70887c6083f2f501", 320),
+    ("preserving", 8, 2, 1): ("8773acdc1f0c8a97", 318),
+    ("preserving", 10, 3, 0): ("e794e7269c99b7ec", 412),
+    ("preserving", 10, 3, 1): ("5836ad130028c990", 422),
+    ("discarding", 9, 3, 0): ("59f2a67c4cf0d01b", 412),
+    ("discarding", 9, 3, 1): ("baf48c88d1c950b5", 424),
+    ("discarding", 8, 2, 0): ("d0b37a698124c70c", 320),
+    ("discarding", 8, 2, 1): ("7c9d3f73a03c186f", 318),
+    ("discarding", 10, 3, 0): ("a999e3848406dfd9", 412),
+    ("discarding", 10, 3, 1): ("c10c14f681680707", 422),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_DIGESTS_BEFORE_LINEAR_SCANS))
+def test_decisions_unchanged_by_the_linear_rung_scans(case: tuple[str, int, int, int]) -> None:
+    assert _decision_trace(*case) == _DIGESTS_BEFORE_LINEAR_SCANS[case]
+
+
+def _count_settled_checks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    calls = [0]
+    original = IterativeDeepeningHyperband._settled
+
+    def counted(self: IterativeDeepeningHyperband, b: Any, cid: int, rung: int) -> bool:
+        calls[0] += 1
+        return original(self, b, cid, rung)
+
+    monkeypatch.setattr(IterativeDeepeningHyperband, "_settled", counted)
+    return calls
+
+
+def test_work_per_evaluation_does_not_grow_with_the_rung(monkeypatch: pytest.MonkeyPatch) -> None:
+    """At max_budget = 3**12 the first rung holds 531 441 configurations. Handing out and
+    telling its jobs must cost the same per evaluation at the 10 000th as at the first (counted
+    rung-membership checks, not time): the rung scans were quadratic (issue 19, item 4)."""
+    calls = _count_settled_checks(monkeypatch)
+    hb = IterativeDeepeningHyperband(3**12, 3, seed=0)
+    per_block = []
+    for _block in range(5):
+        before = calls[0]
+        for _ in range(2000):
+            job = hb.ask(lambda rng: float(rng.uniform()))
+            assert job is not None and job.rung == 0
+            hb.tell(job, job.config)
+        per_block.append((calls[0] - before) / 2000)
+    assert max(per_block) <= 4, per_block
+
+
+def test_work_per_evaluation_is_bounded_with_many_jobs_in_flight(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The same with 64 jobs in flight told in random order, through promotions and a
+    deepening (the Ray scheduler's pattern)."""
+    calls = _count_settled_checks(monkeypatch)
+    hb = IterativeDeepeningHyperband(3**5, 3, seed=1)
+    rng = np.random.default_rng(0)
+    told = 0
+    for level in range(2):
+        if level:
+            hb.deepen()
+        while not hb.finished:
+            while len(hb.pending) < 64 and (job := hb.ask(sample)) is not None:
+                pass
+            pend = hb.pending
+            job = pend[int(rng.integers(len(pend)))]
+            hb.tell(job, loss(job.config, job.budget))
+            told += 1
+    assert told > 1500
+    assert calls[0] / told <= 6, calls[0] / told
+
+
+def test_tell_and_fail_say_when_a_rung_completed() -> None:
+    """Event-driven adapters ask for new jobs only after a tell/fail that completed a rung or a
+    bracket: the return value must be True exactly then."""
+    hb = IterativeDeepeningHyperband(9, 3, seed=3)
+    rng = np.random.default_rng(0)
+    seen_true = 0
+    while not hb.finished:
+        while hb.ask(sample) is not None:
+            pass
+        pending = sorted(hb.pending, key=lambda j: j.job_id)
+        job = pending[int(rng.integers(len(pending)))]
+        before = [(len(m), d["done"]) for m, d in zip(
+            (hb.rung_members(b) for b in range(len(hb.summary()))), hb.summary(), strict=True
+        )]
+        if rng.uniform() < 0.1:
+            advanced = hb.fail(job)
+        else:
+            advanced = hb.tell(job, loss(job.config, job.budget))
+        after = [(len(m), d["done"]) for m, d in zip(
+            (hb.rung_members(b) for b in range(len(hb.summary()))), hb.summary(), strict=True
+        )]
+        assert advanced == (before != after)
+        seen_true += advanced
+    assert seen_true > 5

@@ -560,7 +560,7 @@ def test_ask_and_tell_loop_with_finished() -> None:
         ({"max_resource": 2}, ValueError, "max_resource must be an int >= 3"),
         ({"max_resource": 8, "min_resource": 3}, ValueError, "max_resource must be an int >= 9"),
         ({"max_resource": 9, "reduction_factor": 1}, ValueError, "reduction_factor must be an int >= 2"),
-        ({"max_resource": 9.5}, TypeError, "max_resource must be an int"),
+        ({"max_resource": 9.5}, ValueError, "max_resource must be an int >= 3, got 9.5"),
         ({"max_resource": True}, TypeError, "max_resource must be an int"),
         ({"max_resource": 9, "variant": "eid"}, ValueError, "variant must be one of"),
     ],

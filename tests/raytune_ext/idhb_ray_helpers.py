@@ -1,5 +1,5 @@
 """Helpers of the Ray ID-HB tests: a tiny checkpointing trainable, a result recorder, an offline
-replay of the core, and a driver entry point (run as a script by the killed-driver test).
+replay of the core.
 
 The recorder, the replay and the comparison of evaluations are the generic ones of
 :mod:`uvp_plugins.bench.idhb_ray` (``uvp-bench idhb-ray``), specialised to the configurations
@@ -11,10 +11,10 @@ import json
 import os
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+import ray
 from ray import tune
 from ray.tune import Checkpoint
 
@@ -24,6 +24,7 @@ from uvp_plugins.bench.idhb_ray import (  # shared with uvp-bench idhb-ray
     ray_config_order,
     replay_core,
 )
+from uvp_plugins.bench.stress_ray import stress_grid, stress_loss
 from uvp_plugins.hyperband import IterativeDeepeningHyperband
 
 __all__ = [
@@ -42,25 +43,20 @@ if __name__ != "__main__":  # tests import this module; Ray workers cannot: ship
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 
-def loss_of(x: float, it: float) -> float:
-    """Deterministic learning curves that cross: small x learns fast, x near 0.7 ends best."""
-    return (x - 0.7) ** 2 + (1.0 - x) / it
+#: the deterministic crossing learning curves and the scrambled grid of the stress scenario
+loss_of = stress_loss
+grid = stress_grid
 
 
 def make_trainable(
-    fail_x: Iterable[float] = (),
-    fail_from: int = 2,
-    step: int = 1,
-    block_file: str | None = None,
-    block_from: int = 4,
+    fail_x: Iterable[float] = (), fail_from: int = 2, step: int = 1, checkpoints: bool = True
 ) -> Callable[[dict], None]:
     """A function trainable reporting ``loss`` per iteration with a checkpoint every iteration.
 
-    Reports ``first`` (the first iteration this actor trained, > 1 after a restore), ``it`` and
-    ``step = it * step``. Configurations with ``x`` in ``fail_x`` raise at iteration
-    ``fail_from``. While ``block_file`` exists, a trial blocks before iteration ``block_from``
-    (the killed-driver test stalls the run in a known state). Nested so that Ray pickles it by
-    value.
+    Reports ``first`` (the first iteration this actor trained, > 1 after a restore), ``it``,
+    ``step = it * step`` and ``node`` (the Ray node it runs on). Configurations with ``x`` in
+    ``fail_x`` raise at iteration ``fail_from``. ``checkpoints=False``: reports no checkpoint (a
+    paused trial then starts again from iteration 1). Nested so that Ray pickles it by value.
     """
     failing = {round(float(v), 9) for v in fail_x}
 
@@ -74,15 +70,20 @@ def make_trainable(
         for it in range(start + 1, 10_000):
             if round(x, 9) in failing and it >= fail_from:
                 raise RuntimeError(f"trial with x={x} fails at iteration {it}")
-            while block_file and it >= block_from and os.path.exists(block_file):
-                time.sleep(0.1)
+            metrics = {
+                "loss": loss_of(x, it),
+                "first": start + 1,
+                "it": it,
+                "step": it * step,
+                "node": ray.get_runtime_context().get_node_id(),
+            }
+            if not checkpoints:
+                tune.report(metrics)
+                continue
             with tempfile.TemporaryDirectory() as d:
                 with open(os.path.join(d, "state.json"), "w") as fh:
                     json.dump({"it": it}, fh)
-                tune.report(
-                    {"loss": loss_of(x, it), "first": start + 1, "it": it, "step": it * step},
-                    checkpoint=Checkpoint.from_directory(d),
-                )
+                tune.report(metrics, checkpoint=Checkpoint.from_directory(d))
 
     return trainable
 
@@ -92,11 +93,6 @@ class Recorder(ResultRecorder):
 
     def __init__(self) -> None:
         super().__init__(config_key="x", it_key="it", first_key="first")
-
-
-def grid(n: int) -> list[float]:
-    """n distinct x values in a fixed scrambled order."""
-    return [round(((i * 7919) % 997) / 997.0, 6) for i in range(1, n + 1)]
 
 
 def replay(
@@ -131,29 +127,47 @@ def ray_x_order(
     return ray_config_order(hb, trials, lambda t: float(t.config["x"]))
 
 
-def main(argv: Sequence[str]) -> None:
-    """Driver run in a subprocess: ``python idhb_ray_helpers.py STORAGE NAME N BLOCK_FILE MAX_T...``."""
-    import ray
-
+def run_and_summarise(max_t: Sequence[int], storage: str, name: str) -> dict[str, Any]:
+    """One ID-HB experiment on the connected Ray cluster (one CPU per trial) over ``grid(n)``,
+    summarised as plain data: every evaluation of the core as ``[x, rung, value]``, its ledger
+    and incumbent, the Ray nodes each configuration trained on, the number of results."""
     from raytune_ext import IterativeDeepeningHyperBandScheduler
 
-    storage, name, n, block_file = argv[0], argv[1], int(argv[2]), argv[3]
-    max_t = [int(v) for v in argv[4:]]
-    ray.init(address=os.environ["RAY_ADDRESS"])
-    # time_attr="it": the trainable's own epoch counter, stored in its checkpoints.
+    n = IterativeDeepeningHyperBandScheduler.num_samples_needed(list(max_t), 3)
     sched = IterativeDeepeningHyperBandScheduler(
-        time_attr="it", metric="loss", mode="min", max_t=max_t, reduction_factor=3
+        metric="loss", mode="min", max_t=list(max_t), reduction_factor=3
     )
-    tune.run(
-        make_trainable(block_file=block_file),
+    rec = Recorder()
+    placed: dict[str, set[str]] = {}
+
+    class NodeLog(tune.Callback):
+        def on_trial_result(
+            self, iteration: int, trials: list, trial: Any, result: dict, **info: Any
+        ) -> None:
+            placed.setdefault(trial.trial_id, set()).add(result["node"])
+
+    analysis = tune.run(
+        make_trainable(),
         config={"x": tune.grid_search(grid(n))},
         scheduler=sched,
         storage_path=storage,
         name=name,
         verbose=0,
         reuse_actors=True,
+        resources_per_trial={"cpu": 1},
+        callbacks=[rec, NodeLog()],
     )
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])
+    hb = sched.core
+    assert hb is not None and hb.incumbent is not None
+    x_of = {t.trial_id: float(t.config["x"]) for t in analysis.trials}
+    return {
+        "finished": sched.finished,
+        "evaluations": sorted(
+            [x_of[hb.config(cid)["trial_id"]], rung, v] for (cid, rung), v in hb.results.items()
+        ),
+        "ledger": hb.ledger.to_dict(),
+        "incumbent_x": x_of[hb.incumbent.config["trial_id"]],
+        "trial_nodes": {str(x_of[tid]): sorted(nodes) for tid, nodes in placed.items()},
+        "results": len(rec.rows),
+        "statuses": sorted({t.status for t in analysis.trials}),
+    }

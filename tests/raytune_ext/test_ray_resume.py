@@ -4,11 +4,7 @@ continue from their checkpoints."""
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
-import time
 
 import pytest
 from idhb_ray_helpers import Recorder, evaluations, grid, make_trainable, ray_x_order, replay
@@ -20,11 +16,12 @@ from raytune_ext import (
     resume_with_larger_budget,
     scheduler_for_resume,
 )
+from raytune_ext._journal import Journal
+from raytune_ext._run_state import RunState
+from uvp_plugins.bench.stress_ray import ray_kill_resume
 from uvp_plugins.hyperband import IterativeDeepeningHyperband
 
 pytestmark = pytest.mark.ray
-
-HELPERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "idhb_ray_helpers.py")
 
 
 def test_resume_finished_run_with_larger_budget(ray_cluster: str, tmp_path) -> None:
@@ -95,74 +92,77 @@ def test_resume_finished_run_with_larger_budget(ray_cluster: str, tmp_path) -> N
 
 
 def saved_state(path: str) -> dict:
-    with open(os.path.join(path, STATE_FILE_NAME)) as fh:
-        return json.load(fh)
+    """The scheduler's state kept in the experiment: its snapshot plus the journal after it."""
+    return RunState.load(Journal(os.path.join(path, STATE_FILE_NAME)), {}).state_dict()
 
 
-def test_resume_after_killed_driver(ray_cluster: str, tmp_path) -> None:
-    """A driver running max_t=[3, 9] is killed mid-run; the experiment is then continued at
-    max_t=27 from the state file: the final decisions are those of ID-HB without the kill.
+@pytest.mark.parametrize(
+    ("api", "resume", "kill_after"),
+    [("run", "helper", 40), ("tuner", "tuner", 40), ("run", "helper", 8)],
+    ids=[
+        "tune.run+resume_with_larger_budget",
+        "Tuner.fit+Tuner.restore",
+        "early kill+resume_with_larger_budget",
+    ],
+)
+def test_killed_driver_then_resume_equals_the_uninterrupted_run(
+    ray_cluster: str, tmp_path, api: str, resume: str, kill_after: int
+) -> None:
+    """Issue 19, item 2: the Tune driver (a separate process running max_t=[3, 9]) is killed
+    with SIGKILL mid-run, after 40 results (or after 8: before the deepening, with most trials
+    not given a configuration yet); the experiment is then continued with the helper (to
+    max_t=27) or with Tuner.restore (to 9). The trials are held before their next epoch for two
+    seconds before the kill, so no epoch is executed after it (Ray kills the dead driver's
+    actors asynchronously) and the epochs are exactly countable.
 
-    Budgets count the trainable's own epoch counter ``it`` (a custom ``time_attr`` through the
-    resume helper, which reads it from the state file)."""
-    n = IterativeDeepeningHyperBandScheduler.num_samples_needed(27, 3)
-    env = dict(os.environ, RAY_ADDRESS=ray_cluster, TUNE_GLOBAL_CHECKPOINT_S="0.5")
-    block = tmp_path / "block"
-    block.write_text("trials block before iteration 4 while this file exists")
-    proc = subprocess.Popen(
-        [sys.executable, HELPERS, str(tmp_path), "killed", str(n), str(block), "3", "9"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+    Against the uninterrupted run (the core run offline on the grid in the order Ray adds its
+    trials): the same decisions, the same best configuration, every trained configuration's last
+    result (at its top budget) in the returned analysis, exactly as many epochs executed (no
+    epoch trained twice) and no trial that had a checkpoint started again from epoch 1."""
+    out = ray_kill_resume(
+        ray_cluster,
+        str(tmp_path),
+        first_ladder=(3, 9),
+        final_max_t=27,
+        api=api,
+        resume=resume,
+        kill_after=kill_after,
+        quiesce=True,
     )
-    path = os.path.join(str(tmp_path), "killed")
-    state_file = os.path.join(path, STATE_FILE_NAME)
-    try:
-        # Wait until the run stalls inside the deepened level (R=9): the running trials block
-        # before iteration 4 and the state file stops changing; then kill the driver.
-        deadline = time.monotonic() + 150
-        last, since = None, time.monotonic()
-        while time.monotonic() < deadline and proc.poll() is None:
-            if os.path.exists(state_file):
-                stamp = os.stat(state_file).st_mtime_ns
-                if stamp != last:
-                    last, since = stamp, time.monotonic()
-                elif time.monotonic() - since > 2.5 and saved_state(path)["level"] == 1:
-                    break
-            time.sleep(0.2)
-        assert proc.poll() is None, "the driver ended before it could be killed"
-        proc.kill()
-    finally:
-        proc.kill()
-        proc.wait()
-    # Ray kills the dead driver's actors asynchronously: keep them blocked until they are gone,
-    # so no orphaned actor trains (and writes checkpoints) beside the resumed run.
-    time.sleep(3.0)
-    block.unlink()
-    killed = saved_state(path)
-    assert not killed["done"] and killed["core"]["pending"], "killed mid-level with pending jobs"
-    progressed_before = {tid for tid, t in killed["progress"].items() if t >= 1}
+    assert out["killed_at"] >= kill_after
+    assert out["decisions_differ"] == 0, out
+    assert out["wrong_best"] == 0, out
+    assert out["lost_trials"] == 0, out
+    assert out["restarts_from_zero"] == 0, out
+    assert out["epochs_redone"] == 0, out
+    assert out["epochs_executed"] == out["epochs_reference"], out
 
-    rec = Recorder()
-    analysis = resume_with_larger_budget(
-        path, make_trainable(), max_t=27, reuse_actors=True, callbacks=[rec]
-    )
-    state = saved_state(path)
-    hb = IterativeDeepeningHyperband.from_state_dict(state["core"])
-    assert state["done"] and hb.finished and hb.max_budget == 27 and hb.n_deepenings == 2
-    assert hb.ledger.n_failures == 0, [(t.trial_id, t.status) for t in analysis.trials]
-    xs, x_of = ray_x_order(hb, analysis.trials)
-    offline = replay(xs, [3, 9, 27], 3, "efficient")
-    ours, theirs = evaluations(hb, x_of), evaluations(offline, lambda c: c["x"])
-    assert ours == theirs, (sorted(ours - theirs), sorted(theirs - ours), killed["core"]["pending"])
-    assert hb.ledger == offline.ledger
-    assert x_of(hb.incumbent.config) == offline.incumbent.config["x"]
-    # Trials that trained before the kill and run again restore a checkpoint (first > 1).
-    firsts: dict[str, int] = {}
-    for tid, _x, _it, first_it in rec.rows:
-        firsts.setdefault(tid, first_it)
-    again = [tid for tid in firsts if tid in progressed_before]
-    assert again, "no trial of the killed run was continued"
-    assert all(firsts[tid] > 1 for tid in again), [
-        (t, firsts[t], killed["progress"][t]) for t in again
-    ]
+
+def test_new_experiment_in_an_old_directory_starts_afresh(ray_cluster: str, tmp_path) -> None:
+    """Running the same script twice (same name and storage_path, no resume) is a new
+    experiment: it must not continue the first one's ID-HB state (whose trials it does not
+    have); the old state is kept aside."""
+    n = IterativeDeepeningHyperBandScheduler.num_samples_needed(3, 3)
+    runs = []
+    for _ in range(2):
+        sched = IterativeDeepeningHyperBandScheduler(
+            metric="loss", mode="min", max_t=3, reduction_factor=3
+        )
+        analysis = tune.run(
+            make_trainable(),
+            config={"x": tune.grid_search(grid(n))},
+            scheduler=sched,
+            storage_path=str(tmp_path),
+            name="again",
+            verbose=0,
+            reuse_actors=True,
+        )
+        runs.append((sched, analysis))
+    for sched, analysis in runs:
+        hb = sched.core
+        assert sched.finished and hb.ledger.n_failures == 0
+        xs, x_of = ray_x_order(hb, analysis.trials)
+        assert evaluations(hb, x_of) == evaluations(replay(xs, [3], 3, "efficient"), lambda c: c["x"])
+    path = runs[1][1].experiment_path
+    assert any(name.startswith(STATE_FILE_NAME + ".replaced-") for name in os.listdir(path))
+    assert saved_state(path)["done"]

@@ -482,7 +482,7 @@ def _arguments(p: argparse.ArgumentParser) -> None:
 
 def execute(args: argparse.Namespace) -> int:
     """``uvp-bench stress``: run the scenarios, print their tables; exit 1 on any duplicate or
-    lost trial."""
+    lost trial (Ray: also a wrong best configuration or decisions that differ)."""
     scenarios = [s.strip() for s in args.scenarios.split(",") if s.strip()]
     known = ["optuna", *EXTERNAL_SCENARIOS]
     bad = [s for s in scenarios if s not in known]
@@ -519,6 +519,9 @@ def execute(args: argparse.Namespace) -> int:
         if name != "optuna":
             rows = _run_external(name, repeats, seed, Path(args.out))
             print(f"\n{name}:\n{_format_rows(rows)}")
+            bad_counts = ("lost", "lost_trials", "wrong_best", "decisions_differ", "duplicates")
+            if any(int(r.get(k) or 0) for r in rows for k in bad_counts):
+                status = 1
     return status
 
 

@@ -91,6 +91,11 @@ class BracketState:
         rung: the active rung.
         members: ``members[i]`` = configurations in rung ``i`` at the current ``R`` (``i <= rung``).
         done: the last rung is complete at the current ``R``.
+        ready_from: scan cursor into ``members[rung]``: every member before it is settled or
+            has a pending job (a member never goes back to "ready", so the cursor only moves
+            forward; it makes handing out the rung's jobs linear instead of quadratic).
+        settled_from: scan cursor into ``members[rung]``: every member before it is settled
+            (has its result or failed). Both cursors are derived: not part of the state.
     """
 
     position: int
@@ -103,6 +108,8 @@ class BracketState:
     rung: int = 0
     members: list[list[int]] = field(default_factory=list)
     done: bool = False
+    ready_from: int = field(default=0, compare=False)
+    settled_from: int = field(default=0, compare=False)
 
     @property
     def free_slots(self) -> int:
@@ -114,6 +121,13 @@ class BracketState:
         self.rung = 0
         self.members = [list(self.pool)]
         self.done = False
+        self.ready_from = self.settled_from = 0
+
+    def enter_rung(self, promoted: list[int]) -> None:
+        """Make ``promoted`` the members of the next rung and make it the active one."""
+        self.members.append(promoted)
+        self.rung += 1
+        self.ready_from = self.settled_from = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -33,7 +33,6 @@ Semantics (documented decisions):
 from __future__ import annotations
 
 import math
-import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -42,6 +41,7 @@ import numpy as np
 from uvp_plugins.hyperband.bracket import VARIANTS, BracketState, select_promotions
 from uvp_plugins.hyperband.records import CostLedger, Incumbent, Job
 from uvp_plugins.hyperband.schedule import HyperbandSchedule, check_hyperband_args
+from uvp_plugins.validation import check_choice, check_seed
 
 __all__ = ["IterativeDeepeningHyperband", "Sampler", "Evaluator"]
 
@@ -90,18 +90,10 @@ class IterativeDeepeningHyperband:
         seed: int = 0,
     ) -> None:
         r, e, rmin = check_hyperband_args(max_budget, eta, min_budget)
-        if variant not in VARIANTS:
-            raise ValueError(f"variant must be one of {', '.join(VARIANTS)}; got {variant!r}")
-        if mode not in ("min", "max"):
-            raise ValueError(f"mode must be 'min' or 'max', got {mode!r}")
-        if isinstance(seed, bool):
-            raise TypeError(f"seed must be an int >= 0, got {seed!r}")
-        try:
-            seed_i = operator.index(seed)
-        except TypeError:
-            raise TypeError(f"seed must be an int >= 0, got {seed!r}") from None
-        if seed_i < 0:
-            raise ValueError(f"seed must be an int >= 0, got {seed!r}")
+        check_choice("variant", variant, VARIANTS)
+        check_choice("mode", mode, ("min", "max"))
+        seed_i = check_seed("seed", seed)
+        assert seed_i is not None
         self.eta = e
         self.min_budget = rmin
         self.variant = variant
@@ -313,8 +305,12 @@ class IterativeDeepeningHyperband:
             total += b.free_slots if b.opened else b.n_target
         return total
 
-    def tell(self, job: Job | int, value: float) -> None:
-        """Record the result of a pending job; completes rungs and promotes when possible."""
+    def tell(self, job: Job | int, value: float) -> bool:
+        """Record the result of a pending job; completes rungs and promotes when possible.
+
+        Returns whether a rung or a bracket was completed: only then can :meth:`ask_existing`
+        hand out new jobs or :attr:`finished` change (event-driven adapters skip asking
+        otherwise)."""
         j = self._pop_pending(job)
         v = float(value)
         if math.isnan(v):
@@ -326,16 +322,17 @@ class IterativeDeepeningHyperband:
         self._results[(j.config_id, j.rung)] = (v, j.budget)
         self.ledger.charge(j.budget, self._top_budget.get(j.config_id, 0))
         self._top_budget[j.config_id] = max(self._top_budget.get(j.config_id, 0), j.budget)
-        self._advance(self._brackets[j.bracket])
+        return self._advance(self._brackets[j.bracket])
 
-    def fail(self, job: Job | int) -> None:
+    def fail(self, job: Job | int) -> bool:
         """A pending job errored or was removed: its configuration leaves the bracket for good
-        (never promoted nor evaluated again, not replaced); the rung completes without it."""
+        (never promoted nor evaluated again, not replaced); the rung completes without it.
+        Returns whether a rung or a bracket was completed (as :meth:`tell`)."""
         j = self._pop_pending(job)
         b = self._brackets[j.bracket]
         b.failed.add(j.config_id)
         self.ledger.n_failures += 1
-        self._advance(b)
+        return self._advance(b)
 
     # ------------------------------------------------------------ offline use
     def run(self, sample: Sampler, evaluate: Evaluator) -> Incumbent | None:
@@ -498,29 +495,53 @@ class IterativeDeepeningHyperband:
         return cid in b.failed or (cid, rung) in self._results
 
     def _ready_existing(self, b: BracketState) -> int | None:
+        """The first member of the active rung without a result and without a pending job.
+
+        Scans from ``b.ready_from`` (members before it can never be ready again), so handing
+        out a whole rung costs time linear in its size."""
         if not b.opened or b.done:
             return None
         i = b.rung
-        for cid in b.members[i]:
+        members = b.members[i]
+        c = b.ready_from
+        while c < len(members):
+            cid = members[c]
             if not self._settled(b, cid, i) and (cid, i) not in self._pending_keys:
+                b.ready_from = c
                 return cid
+            c += 1
+        b.ready_from = c
         return None
 
-    def _advance(self, b: BracketState) -> None:
-        """Complete rungs and promote (Successive Halving, variant rule) while possible."""
+    def _rung_settled(self, b: BracketState) -> bool:
+        """Every member of the active rung has its result or failed (scans from
+        ``b.settled_from``: a settled member stays settled)."""
+        i = b.rung
+        members = b.members[i]
+        c = b.settled_from
+        while c < len(members) and self._settled(b, members[c], i):
+            c += 1
+        b.settled_from = c
+        return c == len(members)
+
+    def _advance(self, b: BracketState) -> bool:
+        """Complete rungs and promote (Successive Halving, variant rule) while possible;
+        returns whether a rung (or the bracket) was completed."""
+        advanced = False
         while b.opened and not b.done:
             i = b.rung
             if b.free_slots > 0:
-                return
-            if not all(self._settled(b, cid, i) for cid in b.members[i]):
-                return
+                return advanced
+            if not self._rung_settled(b):
+                return advanced
             if i == b.s:
                 b.done = True
-                return
+                return True
             k = b.n_target // self.eta ** (i + 1)
             promoted = self._promote(b, i, k)
-            b.members.append(sorted(promoted, key=lambda c: self._where[c][1]))
-            b.rung = i + 1
+            b.enter_rung(sorted(promoted, key=lambda c: self._where[c][1]))
+            advanced = True
+        return advanced
 
     def _promote(self, b: BracketState, i: int, k: int) -> list[int]:
         def ok(c: int) -> bool:

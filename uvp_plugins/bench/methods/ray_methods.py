@@ -77,10 +77,10 @@ def quiet_local_ray(num_cpus: int = 2) -> Iterator[bool]:
     """Quiet Ray for the ``with`` block; starts a local cluster if none is running.
 
     Sets :data:`QUIET_TUNE_ENV` and the ``ray`` / ``ray.tune`` loggers to ERROR, starts
-    ``ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)`` when Ray is not
-    initialised (shut down at exit, except in a harness worker: :data:`KEEP_CLUSTER_ENV`), and
-    restores the environment and the logger levels at exit. Yields whether it started the
-    cluster. Errors (failed trials, Ray errors) stay visible.
+    ``ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)`` on 127.0.0.1
+    only when Ray is not initialised (shut down at exit, except in a harness worker:
+    :data:`KEEP_CLUSTER_ENV`), and restores the environment and the logger levels at exit.
+    Yields whether it started the cluster. Errors (failed trials, Ray errors) stay visible.
     """
     import ray
 
@@ -91,7 +91,11 @@ def quiet_local_ray(num_cpus: int = 2) -> Iterator[bool]:
     os.environ.update(QUIET_TUNE_ENV)
     try:
         if not ray.is_initialized():
+            _loopback_only()
             ray.init(
+                # a new local cluster, never one found through RAY_ADDRESS or /tmp/ray (Ray
+                # refuses num_cpus when it connects to an existing cluster)
+                address="local",
                 num_cpus=num_cpus,
                 include_dashboard=False,
                 log_to_driver=False,
@@ -113,6 +117,16 @@ def quiet_local_ray(num_cpus: int = 2) -> Iterator[bool]:
                     os.environ.pop(k, None)
                 else:
                     os.environ[k] = v
+
+
+def _loopback_only() -> None:
+    """Make the local cluster bind and advertise 127.0.0.1 only: Ray's single-machine mode
+    (``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``, its default on macOS/Windows). Ray reads the
+    variable when it is imported; if it already was, the constant it derived is set alike."""
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    from ray._private import ray_constants
+
+    ray_constants.ENABLE_RAY_CLUSTER = False
 
 
 def problem_trainable(

@@ -1,0 +1,372 @@
+"""What the Ray ID-HB scheduler must never lose, each change journaled before it has an effect.
+
+:class:`RunState` holds the core (:class:`~uvp_plugins.hyperband.IterativeDeepeningHyperband`),
+the ladder of maximum budgets and the level reached, the trials that left, and what every trial
+last reported (progress, latest checkpoint, metrics). Every change goes through a method that
+applies it and appends a record to the :class:`~raytune_ext._journal.Journal`; the records of one
+scheduler hook are appended at once when the hook returns (:meth:`RunState.flush`),
+before Ray acts on the hook's decisions. :meth:`RunState.load` rebuilds the state from the
+snapshot and replays the records: the core is deterministic, so replaying its calls in order
+gives back the same jobs (checked: every replayed job must carry its journaled id).
+
+Records (JSON arrays, one per line):
+
+* ``["c", trial, t, iteration, checkpoint]`` — a result that took no decision (``t`` is
+  ``time_attr``); written with a preformatted line (the hot path: most results);
+* ``["r", trial, t, checkpoint, metrics]`` — a result that reached a rung budget, with its metrics
+  (those Ray's analysis needs: user metrics, ``training_iteration``, ``time_total_s``...);
+* ``["e", job]`` / ``["n", trial, job]`` — the core's ``ask_existing`` / ``ask_new``;
+* ``["t", job, value]`` / ``["f", job]`` — the core's ``tell`` / ``fail``;
+* ``["d"]`` deepen, ``["z"]`` the last level is done, ``["x", trial]`` a trial left for good;
+* ``["a", trial]`` — Ray added a trial for the first time. The order of these records is the
+  order in which new configurations are taken from the trials; a resumed experiment keeps it
+  (Ray re-adds restored trials in another order), so that it makes the decisions of the run that
+  was never interrupted.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from math import isfinite
+from typing import Any
+
+from raytune_ext._journal import Journal, JournalError, jsonable
+from uvp_plugins.hyperband import IterativeDeepeningHyperband, Job
+
+__all__ = ["RunState", "STATE_VERSION"]
+
+STATE_VERSION = 2
+_READABLE_VERSIONS = (1, 2)
+#: snapshot (compact) the journal after this many records: bounds the replay at a restart
+COMPACT_EVERY = 20_000
+#: compact JSON; built once (``json.dumps`` with arguments builds an encoder per call)
+_ENCODE = json.JSONEncoder(separators=(",", ":"), default=jsonable).encode
+
+
+def _number(value: float) -> str:
+    """JSON text of a float (``repr`` is JSON for finite values; Python's JSON reads the rest)."""
+    return repr(value) if math.isfinite(value) else json.dumps(value)
+
+
+def _quoted(text: str | None) -> str:
+    """JSON text of a trial id / checkpoint name (fast path for plain identifiers)."""
+    if text is None:
+        return "null"
+    if text.isidentifier():
+        return f'"{text}"'
+    return json.dumps(text)
+
+
+class RunState:
+    """The scheduler's durable state (see the module docstring).
+
+    Args:
+        hb: the core.
+        ladder: the maximum budgets ``R`` of the run, ``hb.max_budget == ladder[level]``.
+        params: the scheduler parameters stored with every snapshot (``time_attr``, ``metric``,
+            ``mode``, ``reduction_factor``, ``variant``, ``min_t``, ``seed``).
+        journal: where changes go; None keeps the state in memory only.
+    """
+
+    def __init__(
+        self,
+        hb: IterativeDeepeningHyperband,
+        ladder: list[int],
+        params: dict[str, Any],
+        journal: Journal | None = None,
+    ) -> None:
+        self.hb = hb
+        self.ladder = list(ladder)
+        self.level = 0
+        self.done = False
+        self.params = dict(params)
+        self.time_attr = str(params["time_attr"])
+        self.metric = params["metric"]
+        self.dead: set[str] = set()
+        self.added: list[str] = []  # trial ids in the order Ray first added them
+        self.order: dict[str, int] = {}  # trial id -> its index in ``added``
+        self.progress: dict[str, float] = {}  # trial -> last time_attr reported
+        # trial -> [latest checkpoint, t, training_iteration, metrics of the last rung result]
+        self.seen: dict[str, list[Any]] = {}
+        self.consumed = 0.0  # time_attr units trained (restarts count again)
+        self.journal = journal
+        self._lines: list[str] = []
+        self._ids: dict[str, str] = {}  # trial id -> its JSON text (trial ids recur)
+
+    # ------------------------------------------------------------------ journaled changes
+    def ask_existing(self) -> Job | None:
+        job = self.hb.ask_existing()
+        if job is not None:
+            self._line(f'["e",{job.job_id}]')
+        return job
+
+    def ask_new(self, tid: str | None) -> Job | None:
+        job = self.hb.ask_new({"trial_id": tid})
+        if job is not None:
+            self._line(f'["n",{self._quoted_id(tid)},{job.job_id}]')
+        return job
+
+    def tell(self, job: Job, value: float) -> bool:
+        """The core's ``tell``; returns whether a rung or bracket was completed."""
+        advanced = self.hb.tell(job, value)
+        self._line(f'["t",{job.job_id},{_number(value)}]')
+        return advanced
+
+    def fail(self, job: Job) -> bool:
+        """The core's ``fail``; returns whether a rung or bracket was completed."""
+        advanced = self.hb.fail(job)
+        self._line(f'["f",{job.job_id}]')
+        return advanced
+
+    def deepen(self) -> None:
+        self.hb.deepen()
+        self.level += 1
+        self._log(["d"])
+
+    def finish(self) -> None:
+        self.done = True
+        self._log(["z"])
+
+    def add_trial(self, tid: str) -> int:
+        """Register a trial Ray added; returns its place in the order of first additions."""
+        index = self.order.get(tid)
+        if index is None:
+            index = self.order[tid] = len(self.added)
+            self.added.append(tid)
+            self._line(f'["a",{self._quoted_id(tid)}]')
+        return index
+
+    def mark_dead(self, tid: str) -> None:
+        if tid not in self.dead:
+            self.dead.add(tid)
+            self._log(["x", tid])
+
+    def progress_seen(self, tid: str, now: float, iteration: Any, ckpt: str | None) -> None:
+        """A result that took no decision: the hot path (most results), written at once as one
+        preformatted line when nothing else of the hook is buffered."""
+        last = self.progress.get(tid, 0.0)
+        self.consumed += now - last if now > last else now  # now <= last: restarted
+        self.progress[tid] = now
+        seen = self.seen.get(tid)
+        if seen is None:
+            seen = self.seen[tid] = [ckpt, now, iteration, {}]
+        else:
+            if ckpt:
+                seen[0] = ckpt
+            seen[1] = now
+            seen[2] = iteration
+        journal = self.journal
+        if journal is None:
+            return
+        qid = self._quoted_id(tid)
+        ckpt = seen[0]
+        if (
+            type(iteration) is int
+            and isfinite(now)
+            and (ckpt is None or ckpt.isidentifier())  # Ray's names: checkpoint_000012
+        ):
+            quoted = "null" if ckpt is None else '"' + ckpt + '"'
+            line = f'["c",{qid},{now!r},{iteration},{quoted}]'
+        else:
+            line = _ENCODE(["c", tid, now, iteration, ckpt])
+        if self._lines:
+            self._lines.append(line)
+        else:
+            journal.append_line(line + "\n")
+            if journal.n_records >= COMPACT_EVERY:
+                self.snapshot()
+
+    def result_seen(
+        self, tid: str, now: float, ckpt: str | None, metrics: dict[str, Any]
+    ) -> None:
+        """A result that reached a rung budget: journaled with its metrics."""
+        self._progress(tid, now)
+        seen = self.seen.get(tid)
+        if not ckpt and seen is not None:
+            ckpt = seen[0]
+        self.seen[tid] = [ckpt, now, metrics.get("training_iteration"), metrics]
+        if self.journal is not None:
+            body = _ENCODE(metrics)
+            qid = self._quoted_id(tid)
+            self._lines.append(f'["r",{qid},{_number(now)},{_quoted(ckpt)},{body}]')
+
+    def _quoted_id(self, tid: str | None) -> str:
+        if tid is None:
+            return "null"
+        qid = self._ids.get(tid)
+        if qid is None:
+            qid = self._ids[tid] = _quoted(tid)
+        return qid
+
+    def _progress(self, tid: str, now: float) -> None:
+        last = self.progress.get(tid, 0.0)
+        self.consumed += now - last if now > last else now  # now <= last: restarted
+        self.progress[tid] = now
+
+    def last_report(self, tid: str) -> tuple[str | None, dict[str, Any]] | None:
+        """``(latest checkpoint, metrics)`` of the last result ``tid`` reported, or None."""
+        seen = self.seen.get(tid)
+        if seen is None:
+            return None
+        ckpt, now, iteration, metrics = seen
+        out = dict(metrics)
+        out[self.time_attr] = now
+        if iteration is not None:
+            out["training_iteration"] = iteration
+        return ckpt, out
+
+    # ------------------------------------------------------------------ writing
+    def _log(self, record: list[Any]) -> None:
+        if self.journal is not None:
+            self._lines.append(_ENCODE(record))
+
+    def _line(self, line: str) -> None:
+        if self.journal is not None:
+            self._lines.append(line)
+
+    def flush(self) -> None:
+        """Write the records of this hook (appended at once); compact when the log is long."""
+        journal = self.journal
+        if journal is None or not self._lines:
+            return
+        journal.append_lines(self._lines)
+        self._lines = []
+        if journal.n_records >= COMPACT_EVERY:
+            self.snapshot()
+
+    def snapshot(self) -> None:
+        """Replace the journal by a snapshot of the current state (the buffered records are in
+        it and are dropped)."""
+        self._lines = []
+        if self.journal is not None:
+            self.journal.write_snapshot(self.state_dict())
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "version": STATE_VERSION,
+            "params": self.params,
+            "ladder": self.ladder,
+            "level": self.level,
+            "done": self.done,
+            "core": self.hb.state_dict(),
+            "dead": sorted(self.dead),
+            "added": self.added,
+            "progress": self.progress,
+            "consumed": self.consumed,
+            "seen": self.seen,
+        }
+
+    # ------------------------------------------------------------------ reading
+    @classmethod
+    def load(cls, journal: Journal, expected: Mapping[str, Any]) -> RunState:
+        """The state saved in ``journal`` (snapshot plus records), checking that the saved
+        parameters equal ``expected`` where given (a clear error names the first difference)."""
+        state, records = journal.load()
+        where = journal.path
+        if state.get("version") not in _READABLE_VERSIONS:
+            raise ValueError(f"unsupported IDHB scheduler state version in {where}")
+        params = state["params"]
+        run = cls(
+            IterativeDeepeningHyperband.from_state_dict(state["core"]),
+            [int(v) for v in state["ladder"]],
+            params,
+            journal,
+        )
+        run.level = int(state["level"])
+        run.done = bool(state["done"])
+        run.dead = set(state["dead"])
+        for tid in state.get("added", []):
+            run.order[tid] = len(run.added)
+            run.added.append(tid)
+        run.progress = {k: float(v) for k, v in state["progress"].items()}
+        run.consumed = float(state["consumed"])
+        for tid, seen in state.get("seen", {}).items():
+            if isinstance(seen, list) and len(seen) == 4:
+                run.seen[tid] = list(seen)
+        journaling, run.journal = run.journal, None  # replay without writing
+        try:
+            for number, record in enumerate(records, 1):
+                try:
+                    run._replay(record)
+                except (KeyError, IndexError, TypeError, ValueError) as err:
+                    raise JournalError(
+                        f"{where}: journal record {number} {record!r} does not follow from the "
+                        f"snapshot ({err})"
+                    ) from None
+            run._complete_logged_rungs()
+        finally:
+            run.journal = journaling
+        run.check_params(expected)
+        return run
+
+    def check_params(self, expected: Mapping[str, Any]) -> None:
+        """Raise a ``ValueError`` naming the first saved parameter that differs from
+        ``expected`` (a run continues only with the parameters it was started with)."""
+        where = self.journal.path if self.journal is not None else "the saved state"
+        for key, value in expected.items():
+            if self.params[key] != value:
+                raise ValueError(
+                    f"{key}={value!r} differs from the saved experiment's {key}="
+                    f"{self.params[key]!r} ({where}); use the same value to continue it"
+                )
+
+    def knows(self, tid: str) -> bool:
+        """``tid`` is a trial of this state (added, a configuration of the core, reported or
+        left)."""
+        if tid in self.order or tid in self.seen or tid in self.dead:
+            return True
+        return any(
+            isinstance(cfg, Mapping) and cfg.get("trial_id") == tid
+            for cfg in self.hb.configs.values()
+        )
+
+    def _replay(self, record: list[Any]) -> None:
+        hb = self.hb
+        kind = record[0]
+        if kind == "c":
+            _, tid, now, iteration, ckpt = record
+            self.progress_seen(tid, float(now), iteration, ckpt)
+        elif kind == "r":
+            _, tid, now, ckpt, metrics = record
+            self.result_seen(tid, float(now), ckpt, dict(metrics))
+        elif kind in ("e", "n"):
+            job = hb.ask_existing() if kind == "e" else hb.ask_new({"trial_id": record[1]})
+            expected = record[-1]
+            if job is None or job.job_id != expected:
+                got = None if job is None else job.job_id
+                raise ValueError(f"the core hands out job {got}, the journal says {expected}")
+        elif kind == "t":
+            hb.tell(int(record[1]), float(record[2]))
+        elif kind == "f":
+            hb.fail(int(record[1]))
+        elif kind == "x":
+            self.dead.add(record[1])
+        elif kind == "a":
+            self.add_trial(record[1])
+        elif kind == "d":
+            hb.deepen()
+            self.level += 1
+        elif kind == "z":
+            self.done = True
+        else:
+            raise ValueError(f"unknown record kind {kind!r}")
+
+    def _complete_logged_rungs(self) -> None:
+        """Tell the core the rung results the journal holds but had not told (a machine crash
+        between the two records of one hook; a killed process writes both or neither)."""
+        for job in sorted(self.hb.pending, key=lambda j: j.job_id):
+            tid = job.config.get("trial_id") if isinstance(job.config, Mapping) else None
+            report = self.last_report(tid) if tid is not None else None
+            if report is None:
+                continue
+            _ckpt, metrics = report
+            reached = metrics.get(self.time_attr)
+            value = metrics.get(self.metric) if self.metric else None
+            if reached is None or float(reached) < job.budget or value is None:
+                continue
+            if math.isnan(float(value)):
+                self.hb.fail(job)
+            else:
+                self.hb.tell(job, float(value))
