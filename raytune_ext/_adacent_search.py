@@ -174,6 +174,7 @@ class EnhancedAdaCentSearch(Searcher):
         #: trials suggested and not finished: trial id -> learning curve {step: value}
         self._live: dict[str, dict[int, float]] = {}
         self._configs: dict[str, dict[str, Any]] = {}
+        self._own_space = space is not None  # given here (else: Ray's param_space or a checkpoint)
         if space is not None:
             self._set_space(space)
 
@@ -218,21 +219,35 @@ class EnhancedAdaCentSearch(Searcher):
                 self._load(state)
         return self._engine
 
+    def _ready(self) -> OnlineEnhancedAdaCent | None:
+        """The core object if the space, metric and mode are known (restored state applied)."""
+        if self._rspace is None or not self._metric or not self._mode:
+            return None
+        return self._core()
+
     # ------------------------------------------------------------ Ray Tune API
     def set_search_properties(
         self, metric: str | None, mode: str | None, config: dict[str, Any], **spec: Any
     ) -> bool:
         if mode is not None:
             check_choice("mode", mode, _MODES)
-        if self._rspace is not None:  # space given to the searcher: keep it (Ray's convention)
+        if self._rspace is not None and self._own_space:
+            # space given to the searcher: keep it, refuse the config's (Ray's convention)
             self._metric = self._metric or metric
             self._mode = self._mode or mode
             return False
-        self._set_space(config)
+        if self._rspace is None:
+            self._set_space(config)
+        elif RaySpace(config).to_json() != self._rspace.to_json():  # restored from a checkpoint
+            raise ValueError(
+                "param_space differs from the search space of the restored searcher state: "
+                f"{RaySpace(config).space} != {self._rspace.space}"
+            )
         if metric:
             self._metric = metric
         if mode:
             self._mode = mode
+        self._ready()  # a restored state is applied now (Tuner.restore restores before this)
         return True
 
     def suggest(self, trial_id: str) -> dict[str, Any] | None:
@@ -256,10 +271,11 @@ class EnhancedAdaCentSearch(Searcher):
     ) -> tuple[bool, float | None]:
         """Add ``result``'s value at its step to ``curve``; returns whether the result has a
         finite value, and the value."""
-        if not result or self._metric not in result:
+        metric = self._metric
+        if not result or metric is None or metric not in result:
             return False, None
         try:
-            value = float(result[self._metric])
+            value = float(result[metric])
         except (TypeError, ValueError):
             return False, None
         if not math.isfinite(value):
@@ -276,29 +292,31 @@ class EnhancedAdaCentSearch(Searcher):
         return True, value
 
     def on_trial_result(self, trial_id: str, result: dict[str, Any]) -> None:
-        if trial_id not in self._live or self._engine is None:
+        engine = self._ready()
+        if trial_id not in self._live or engine is None:
             return
         if self._observe(trial_id, self._live[trial_id], result)[0]:
-            self._engine.tell(
+            engine.tell(
                 trial_id, self._configs[trial_id], status="running", curve=self._live[trial_id]
             )
 
     def on_trial_complete(
         self, trial_id: str, result: dict[str, Any] | None = None, error: bool = False
     ) -> None:
-        if trial_id not in self._live or self._engine is None:
+        engine = self._ready()
+        if trial_id not in self._live or engine is None:
             return
         curve = self._live.pop(trial_id)
         config = self._configs.pop(trial_id)
         if error:
-            self._engine.tell(trial_id, config, status="failed", curve=curve)
+            engine.tell(trial_id, config, status="failed", curve=curve)
             return
         valued, value = self._observe(trial_id, curve, result)
         if not valued and not curve:  # removed before it reported anything: nothing to learn
-            self._engine.forget(trial_id)
+            engine.forget(trial_id)
             return
         pruned = self._max_t is not None and bool(curve) and max(curve) < self._max_t
-        self._engine.tell(
+        engine.tell(
             trial_id,
             config,
             status="pruned" if pruned else "complete",
@@ -330,7 +348,7 @@ class EnhancedAdaCentSearch(Searcher):
             return self._pending_state
         return {
             "format": _STATE_FORMAT,
-            "space": None if self._rspace is None else self._rspace.signature(),
+            "space": None if self._rspace is None else self._rspace.to_json(),
             "metric": self._metric,
             "mode": self._mode,
             "seed": self._seed,
@@ -359,18 +377,21 @@ class EnhancedAdaCentSearch(Searcher):
         self._mode = self._mode or state["mode"]
         self._seed = int(state["seed"])
         self._points = [dict(p) for p in state["points_to_evaluate"]]
+        if state["space"] is not None:
+            saved = RaySpace.from_json(state["space"])
+            if self._rspace is None:  # Tuner.restore without param_space: the saved space
+                self._rspace = saved
+            elif saved.to_json() != self._rspace.to_json():
+                raise ValueError(
+                    f"the checkpoint {checkpoint_path!r} was saved for another search space: "
+                    f"{saved.names} ({saved.space}); this searcher: {self._rspace.space}"
+                )
         self._engine = None
         self._pending_state = state
-        if self._rspace is not None and self._metric and self._mode:
-            self._core()
+        self._ready()
 
     def _load(self, state: dict[str, Any]) -> None:
         assert self._rspace is not None
-        if state["space"] is not None and state["space"] != self._rspace.signature():
-            raise ValueError(
-                "the checkpoint was saved for another search space: "
-                f"{state['space']} (this searcher: {self._rspace.signature()})"
-            )
         if state["engine"] is not None:
             self._engine = OnlineEnhancedAdaCent.from_state_dict(state["engine"], self._rspace.space)
         trials = self._engine.trials if self._engine is not None else {}

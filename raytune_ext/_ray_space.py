@@ -26,8 +26,11 @@ have no finite mesh here and are rejected with an error naming the parameter.
 
 from __future__ import annotations
 
+import base64
+import json
 import math
-from collections.abc import Mapping
+import pickle
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -185,9 +188,19 @@ class RaySpace:
     def names(self) -> list[str]:
         return list(self._dims)
 
-    def signature(self) -> str:
-        """A text that identifies the space (parameters, grids and choices), for checkpoints."""
-        return repr([(d.name, repr(d.param), d.q, d.k_low, repr(d.choices)) for d in self._dims.values()])
+    def to_json(self) -> list[dict[str, Any]]:
+        """The space as JSON data (for checkpoints; :meth:`from_json` rebuilds it). Choices that
+        do not survive JSON unchanged (tuples, objects) are stored pickled, base64-encoded."""
+        return [_dim_to_json(d) for d in self._dims.values()]
+
+    @classmethod
+    def from_json(cls, data: Sequence[Mapping[str, Any]]) -> RaySpace:
+        """The space :meth:`to_json` described."""
+        obj = cls.__new__(cls)
+        dims = [_dim_from_json(d) for d in data]
+        obj._dims = {d.name: d for d in dims}
+        obj.space = SearchSpace(d.param for d in dims)
+        return obj
 
     def to_ray(self, config: Mapping[str, Any]) -> dict[str, Any]:
         """A core configuration -> the nested config Ray hands to the trainable."""
@@ -212,6 +225,44 @@ class RaySpace:
                 raise KeyError(f"configuration lacks parameter {name!r}")
             out[name] = d.to_core(value)
         return out
+
+
+def _dim_to_json(d: _Dim) -> dict[str, Any]:
+    p = d.param
+    if isinstance(p, CategoricalParam):
+        param: dict[str, Any] = {"kind": "categorical"}
+    else:
+        param = {"kind": "int" if isinstance(p, IntParam) else "float", "low": p.low, "high": p.high, "log": p.log}
+    out: dict[str, Any] = {"path": list(d.path), "param": param, "q": d.q, "k_low": d.k_low, "integer": d.integer}
+    if d.choices is not None:
+        choices = list(d.choices)
+        try:
+            as_json = json.loads(json.dumps(choices))
+        except (TypeError, ValueError):
+            as_json = None
+        if as_json == choices and all(type(a) is type(b) for a, b in zip(as_json, choices, strict=True)):
+            out["choices"] = choices
+        else:
+            out["choices_pickle"] = base64.b64encode(pickle.dumps(d.choices)).decode("ascii")
+    return out
+
+
+def _dim_from_json(data: Mapping[str, Any]) -> _Dim:
+    path = tuple(data["path"])
+    name = _DELIMITER.join(path)
+    p = data["param"]
+    choices: tuple[Any, ...] | None = None
+    if p["kind"] == "categorical":
+        if "choices_pickle" in data:
+            choices = tuple(pickle.loads(base64.b64decode(data["choices_pickle"])))
+        else:
+            choices = tuple(data["choices"])
+        param: Param = CategoricalParam(name, tuple(range(len(choices))))
+    elif p["kind"] == "int":
+        param = IntParam(name, p["low"], p["high"], log=p["log"])
+    else:
+        param = FloatParam(name, p["low"], p["high"], log=p["log"])
+    return _Dim(path, param, q=data["q"], k_low=data["k_low"], choices=choices, integer=data["integer"])
 
 
 def _lookup(config: Mapping[str, Any], path: tuple[str, ...], name: str) -> tuple[bool, Any]:
