@@ -68,12 +68,14 @@ class EnhancedAdaCentSearch(Searcher):
         .. code-block:: python
 
             import os
+            os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # before Ray: 127.0.0.1 only
+            os.environ["TUNE_DISABLE_AUTO_CALLBACK_LOGGERS"] = "1"  # no result files
+            os.environ["RAY_AIR_NEW_OUTPUT"] = "0"  # no experiment table
+            import tempfile
             import ray
             from ray import tune
             from raytune_ext import EnhancedAdaCentSearch
 
-            os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # bind to 127.0.0.1 only
-            os.environ["TUNE_DISABLE_AUTO_CALLBACK_LOGGERS"] = "1"
             ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
                      logging_level="ERROR")
 
@@ -87,9 +89,9 @@ class EnhancedAdaCentSearch(Searcher):
                 param_space={"x": tune.uniform(0.0, 1.0), "units": tune.randint(16, 129)},
                 tune_config=tune.TuneConfig(
                     metric="acc", mode="max", num_samples=12, max_concurrent_trials=2,
-                    search_alg=EnhancedAdaCentSearch(max_t=10, seed=0),
+                    search_alg=EnhancedAdaCentSearch(max_t=10, seed=0), reuse_actors=True,
                 ),
-                run_config=tune.RunConfig(verbose=0),
+                run_config=tune.RunConfig(storage_path=tempfile.mkdtemp(), verbose=0),
             )
             print(tuner.fit().get_best_result().config)
             ray.shutdown()

@@ -33,21 +33,18 @@ def make_trainable(step_s: float) -> Callable[[dict], None]:
 
 def make_tuner(storage: str, name: str, num_samples: int, step_s: float) -> Any:
     from ray import tune
+    from ray.tune.search import ConcurrencyLimiter
 
     from raytune_ext import EnhancedAdaCentSearch
 
+    space = {"lr": tune.loguniform(*SPACE_ARGS["lr"]), "units": tune.randint(*SPACE_ARGS["units"])}
+    searcher = EnhancedAdaCentSearch(space, "acc", "max", max_t=3, seed=7, n_candidates=64)
     return tune.Tuner(
         make_trainable(step_s),
-        param_space={
-            "lr": tune.loguniform(*SPACE_ARGS["lr"]),
-            "units": tune.randint(*SPACE_ARGS["units"]),
-        },
         tune_config=tune.TuneConfig(
-            metric="acc",
-            mode="max",
             num_samples=num_samples,
-            max_concurrent_trials=2,
-            search_alg=EnhancedAdaCentSearch(max_t=3, seed=7, n_candidates=64),
+            reuse_actors=True,
+            search_alg=ConcurrencyLimiter(searcher, max_concurrent=2),
         ),
         run_config=tune.RunConfig(storage_path=storage, name=name, verbose=0),
     )

@@ -16,7 +16,6 @@ from typing import Any
 import optuna
 import pytest
 from ray import tune
-from ray.tune.search import ConcurrencyLimiter
 
 from optuna_ext import EnhancedAdaCentSampler
 from raytune_ext import EnhancedAdaCentSearch
@@ -216,8 +215,8 @@ def test_bad_input_is_refused_naming_the_argument() -> None:
 def _trainable(config: dict) -> None:
     cfg = {"lr": config["lr"], "units": config["units"], "act": config["act"], "drop": config["drop"]}
     assert config["const"] == "kept"
-    if config.get("fail_on") == cfg["act"]:
-        raise RuntimeError("this activation fails")
+    if config.get("fail_lr") == cfg["lr"]:
+        raise RuntimeError("this configuration fails")
     for step in range(1, 6):
         tune.report({"acc": curve(cfg, step)})
 
@@ -231,43 +230,29 @@ def _configs(results: Any) -> list[str]:
 
 def test_real_ray_concurrent_trials_and_errors(ray_cluster: str, tmp_path) -> None:
     """Tuner with max_concurrent_trials=2 (a ConcurrencyLimiter): every trial has its own
-    configuration; errored trials are failed in the core and the run goes on."""
-    searcher = EnhancedAdaCentSearch(max_t=5, seed=1, n_candidates=64)
+    configuration; the errored trial (the first point to evaluate) is failed in the core and the
+    run goes on; constants of param_space reach the trainable."""
+    bad = {"lr": 0.0123, "units": 50, "act": "gelu", "drop": 0.2}
+    searcher = EnhancedAdaCentSearch(max_t=5, seed=1, n_candidates=64, points_to_evaluate=[bad])
     results = tune.Tuner(
         _trainable,
-        param_space={**SPACE, "const": "kept", "fail_on": "gelu"},
+        param_space={**SPACE, "const": "kept", "fail_lr": bad["lr"]},
         tune_config=tune.TuneConfig(
-            metric="acc", mode="max", num_samples=10, max_concurrent_trials=2, search_alg=searcher
+            metric="acc", mode="max", num_samples=6, max_concurrent_trials=2, search_alg=searcher,
+            reuse_actors=True,
         ),
         run_config=tune.RunConfig(storage_path=str(tmp_path), name="conc", verbose=0),
     ).fit()
-    assert len(results) == 10
+    assert len(results) == 6
     configs = _configs(results)
-    assert len(set(configs)) == 10
-    failed = [r for r in results if r.config["act"] == "gelu"]
-    assert len(results.errors) == len(failed)
+    assert len(set(configs)) == 6 and json.dumps(bad, sort_keys=True) in configs
+    assert len(results.errors) == 1
     trials = searcher._engine.trials  # type: ignore[union-attr]
-    assert sorted(t["status"] for t in trials.values()) == sorted(
-        "failed" if r.config["act"] == "gelu" else "complete" for r in results
-    )
+    assert sorted(t["status"] for t in trials.values()) == ["complete"] * 5 + ["failed"]
+    assert [t["config"]["lr"] for t in trials.values() if t["status"] == "failed"] == [bad["lr"]]
     assert all(len(t["curve"]) == 5 for t in trials.values() if t["status"] == "complete")
     best = results.get_best_result()
     assert best.metrics["acc"] == max(r.metrics["acc"] for r in results if r.error is None)
-
-
-def test_explicit_concurrency_limiter_with_own_space(ray_cluster: str, tmp_path) -> None:
-    searcher = ConcurrencyLimiter(
-        EnhancedAdaCentSearch({**SPACE}, metric="acc", mode="max", max_t=5, seed=2, n_candidates=64),
-        max_concurrent=2,
-    )
-    results = tune.Tuner(
-        _trainable,
-        param_space={"const": "kept"},
-        tune_config=tune.TuneConfig(num_samples=6, search_alg=searcher),
-        run_config=tune.RunConfig(storage_path=str(tmp_path), name="lim", verbose=0),
-    ).fit()
-    assert len(results) == 6 and not results.errors
-    assert len(set(_configs(results))) == 6
 
 
 def test_real_ray_grid_search_is_refused(ray_cluster: str, tmp_path) -> None:
@@ -293,13 +278,14 @@ def _searcher_state(path: str) -> dict[str, Any] | None:
 
 
 def test_killed_driver_then_tuner_restore_continues(ray_cluster: str, tmp_path) -> None:
-    """The driver (a separate process) is killed with SIGKILL once the searcher checkpoint holds
+    """The driver (a separate process; the searcher with its own space and metric inside an
+    explicit ConcurrencyLimiter) is killed with SIGKILL once the searcher checkpoint holds
     three trials; Tuner.restore continues from the saved state: the restored trials keep their
     configurations, the new ones are new (a searcher that forgot its state would propose the
     first configurations again) and the run ends with num_samples distinct configurations."""
     from adacent_search_driver import make_trainable
 
-    n, storage, name = 8, str(tmp_path / "storage"), "killed"
+    n, storage, name = 6, str(tmp_path / "storage"), "killed"
     path = os.path.join(storage, name)
     spec = {"address": ray_cluster, "storage": storage, "name": name, "num_samples": n, "step_s": 0.5}
     env = dict(os.environ, RAY_ADDRESS=ray_cluster, TUNE_GLOBAL_CHECKPOINT_S="0", **QUIET_TUNE_ENV)
@@ -328,7 +314,7 @@ def test_killed_driver_then_tuner_restore_continues(ray_cluster: str, tmp_path) 
     before = {t["key"]: t["config"] for t in saved["engine"]["trials"]}
     assert 3 <= len(before) < n
 
-    results = tune.Tuner.restore(path, make_trainable(0.0), resume_unfinished=True).fit()
+    results = tune.Tuner.restore(path, make_trainable(0.05), resume_unfinished=True).fit()
     assert len(results) == n and not results.errors
     configs = [json.dumps({k: r.config[k] for k in ("lr", "units")}) for r in results]
     assert len(set(configs)) == n, configs
