@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -68,6 +69,7 @@ class EnhancedAdaCentSearch(Searcher):
         .. code-block:: python
 
             import os
+import uuid
             os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # before Ray: 127.0.0.1 only
             os.environ["TUNE_DISABLE_AUTO_CALLBACK_LOGGERS"] = "1"  # no result files
             os.environ["RAY_AIR_NEW_OUTPUT"] = "0"  # no experiment table
@@ -268,6 +270,18 @@ class EnhancedAdaCentSearch(Searcher):
         self._configs[trial_id] = dict(config)
         return self._rspace.to_ray(config)
 
+    def _known(self, engine: OnlineEnhancedAdaCent, trial_id: str) -> bool:
+        """Whether ``trial_id`` is a trial of this search that is running; an errored trial that
+        Ray restarts (``resume_errored``, ``max_failures``) reports again: it runs again."""
+        if trial_id in self._live:
+            return True
+        told = engine.trials.get(trial_id)
+        if told is None or told["status"] != "failed":
+            return False
+        self._live[trial_id] = dict(told["curve"])
+        self._configs[trial_id] = told["config"]
+        return True
+
     def _observe(
         self, trial_id: str, curve: dict[int, float], result: Mapping[str, Any] | None
     ) -> tuple[bool, float | None]:
@@ -295,7 +309,7 @@ class EnhancedAdaCentSearch(Searcher):
 
     def on_trial_result(self, trial_id: str, result: dict[str, Any]) -> None:
         engine = self._ready()
-        if trial_id not in self._live or engine is None:
+        if engine is None or not self._known(engine, trial_id):
             return
         if self._observe(trial_id, self._live[trial_id], result)[0]:
             engine.tell(
@@ -306,7 +320,7 @@ class EnhancedAdaCentSearch(Searcher):
         self, trial_id: str, result: dict[str, Any] | None = None, error: bool = False
     ) -> None:
         engine = self._ready()
-        if trial_id not in self._live or engine is None:
+        if engine is None or not self._known(engine, trial_id):
             return
         curve = self._live.pop(trial_id)
         config = self._configs.pop(trial_id)
@@ -341,7 +355,7 @@ class EnhancedAdaCentSearch(Searcher):
         config = self._rspace.to_core(parameters)
         curve = {i + 1: float(v) for i, v in enumerate(intermediate_values or [])}
         status = "failed" if error else "pruned" if pruned else "complete"
-        key = f"uvp:evaluated:{len(engine.trials)}"
+        key = f"uvp:evaluated:{uuid.uuid4().hex}"
         engine.tell(key, config, status=status, curve=curve, final=None if pruned else value)
 
     # ------------------------------------------------------------ persistence

@@ -124,7 +124,7 @@ def test_save_restore_continues_the_same_sequence(tmp_path) -> None:
     drive_ray_searcher(a, 4, 1.0)
     run1, run2 = a.suggest("r1"), a.suggest("r2")
     a.on_trial_result("r1", {"m": curve(run1, 1), "training_iteration": 1})
-    a.on_trial_complete("trial_00002", None, error=True)  # unknown by then: ignored
+    a.on_trial_complete("trial_00002", None, error=True)  # finished before: ignored
     path = str(tmp_path / "searcher.json")
     a.save(path)
     b = EnhancedAdaCentSearch(SPACE, **kw)
@@ -149,6 +149,23 @@ def test_save_restore_continues_the_same_sequence(tmp_path) -> None:
     with pytest.raises(ValueError, match="another search space"):
         d = EnhancedAdaCentSearch({"x": tune.uniform(0, 1)}, **kw)
         d.restore(path)
+
+
+def test_errored_trial_restarted_by_ray_counts_again() -> None:
+    """An errored trial is failed (no center, its configuration stays taken); when Ray restarts
+    it (resume_errored / max_failures) its new results make it a running, then complete trial."""
+    s = EnhancedAdaCentSearch(SPACE, metric="m", mode="max", max_t=T, seed=0, n_candidates=64)
+    cfg = s.suggest("e")
+    s.on_trial_result("e", {"m": curve(cfg, 1), "training_iteration": 1})
+    s.on_trial_complete("e", error=True)
+    engine = s._engine
+    assert engine is not None and engine.trials["e"]["status"] == "failed"
+    assert s.suggest("f") != cfg
+    s.on_trial_result("e", {"m": curve(cfg, 1), "training_iteration": 1})
+    assert engine.trials["e"]["status"] == "running"
+    s.on_trial_complete("e", {"m": curve(cfg, T), "training_iteration": T})
+    assert engine.trials["e"]["status"] == "complete"
+    assert engine.trials["e"]["curve"] == {1: curve(cfg, 1), T: curve(cfg, T)}
 
 
 def test_points_to_evaluate_and_evaluated_points() -> None:
