@@ -21,9 +21,9 @@ from ray.tune.search import UNDEFINED_METRIC_MODE, UNDEFINED_SEARCH_SPACE, Searc
 
 from raytune_ext._ray_space import RaySpace
 from uvp_plugins.adacent.guidance import Guidance
-from uvp_plugins.adacent.online import OnlineEnhancedAdaCent
+from uvp_plugins.adacent.online import OnlineEnhancedAdaCent, check_epsilon
 from uvp_plugins.adacent.pred import DELTA, check_delta
-from uvp_plugins.validation import check_bool, check_choice, check_float, check_int, check_seed
+from uvp_plugins.validation import check_bool, check_choice, check_int, check_seed
 
 __all__ = ["EnhancedAdaCentSearch"]
 
@@ -149,11 +149,7 @@ import uuid
         self._time_attr = time_attr
         self._max_t = None if max_t is None else check_int("max_t", max_t, low=2)
         self._n_candidates = check_int("n_candidates", n_candidates, low=1)
-        if isinstance(epsilon, str):
-            check_choice("epsilon", epsilon, ("auto",))
-            self._epsilon: float | str = epsilon
-        else:
-            self._epsilon = check_float("epsilon", epsilon, low=0.0, low_open=True, allow_inf=True)
+        self._epsilon = check_epsilon(epsilon)
         self._delta = check_delta(delta)
         self._enhanced = check_bool("enhanced", enhanced)
         seed = check_seed("seed", seed, allow_none=True)
