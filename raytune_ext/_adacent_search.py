@@ -355,6 +355,15 @@ import uuid
         engine.tell(key, config, status=status, curve=curve, final=None if pruned else value)
 
     # ------------------------------------------------------------ persistence
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (Ray pickles searchers into ``tuner.pkl`` and to workers) with the core
+        object as its JSON state; the object is rebuilt on first use."""
+        state = self.__dict__.copy()
+        if self._engine is not None:
+            state["_pending_state"] = self._state()
+            state["_engine"] = None
+        return state
+
     def _state(self) -> dict[str, Any]:
         if self._engine is None and self._pending_state is not None:
             return self._pending_state

@@ -106,6 +106,16 @@ class _Dim:
         return self.param.validate(value)
 
 
+def _has_domain(value: Any) -> bool:
+    if isinstance(value, Domain):
+        return True
+    if isinstance(value, Mapping):
+        return any(_has_domain(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_has_domain(v) for v in value)
+    return False
+
+
 def _dim(path: tuple[Any, ...], domain: Domain) -> _Dim:
     if not all(isinstance(p, str) for p in path):
         raise ValueError(
@@ -120,6 +130,11 @@ def _dim(path: tuple[Any, ...], domain: Domain) -> _Dim:
     kind = type(domain).__name__
     if isinstance(domain, Categorical) and q is None:
         choices = tuple(domain.categories)
+        if any(_has_domain(c) for c in choices):
+            raise ValueError(
+                f"parameter {name!r}: search domains nested inside tune.choice (conditional "
+                "spaces) are not supported by EnhancedAdaCentSearch"
+            )
         return _Dim(path, CategoricalParam(name, tuple(range(len(choices)))), choices=choices)
     if isinstance(domain, (Float, Integer)) and isinstance(sampler, (Uniform, LogUniform)):
         lo, hi = domain.lower, domain.upper

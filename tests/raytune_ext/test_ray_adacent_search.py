@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import pickle
 import signal
 import subprocess
 import sys
@@ -133,7 +134,10 @@ def test_save_restore_continues_the_same_sequence(tmp_path) -> None:
         s.on_trial_result("r1", {"m": curve(run1, 2), "training_iteration": 2})
         s.on_trial_complete("r2", {"m": curve(run2, T), "training_iteration": T})
         s.on_trial_complete("r1", error=True)
-    assert [a.suggest(f"n{i}") for i in range(6)] == [b.suggest(f"n{i}") for i in range(6)]
+    c_pickled = pickle.loads(pickle.dumps(a))  # Tuner pickles its searcher
+    nxt = [a.suggest(f"n{i}") for i in range(6)]
+    assert nxt == [b.suggest(f"n{i}") for i in range(6)]
+    assert nxt == [c_pickled.suggest(f"n{i}") for i in range(6)]
     assert a._engine.state_dict() == b._engine.state_dict()  # type: ignore[union-attr]
     trials = b._engine.trials  # type: ignore[union-attr]
     assert trials["r1"]["status"] == "failed" and trials["r1"]["curve"] == {1: curve(run1, 1), 2: curve(run1, 2)}
@@ -213,6 +217,8 @@ def test_bad_input_is_refused_naming_the_argument() -> None:
         ({"n": {"r": tune.randn()}}, "'n/r'"),
         ({"q": tune.qloguniform(1e-3, 1.0, 1e-3)}, "'q'"),
         ({"c": 3}, "no Ray Tune search domains"),
+        ({"m": tune.choice([{"a": tune.uniform(0, 1)}, {"b": 1}])}, "'m'.*nested"),
+        ({"l": [tune.uniform(0, 1)]}, "inside lists"),
     ]:
         with pytest.raises(ValueError, match=name):
             EnhancedAdaCentSearch(bad)
