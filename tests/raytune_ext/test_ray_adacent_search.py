@@ -310,7 +310,11 @@ def test_killed_driver_then_tuner_restore_continues(ray_cluster: str, tmp_path) 
 
     n, storage, name = 6, str(tmp_path / "storage"), "killed"
     path = os.path.join(storage, name)
-    spec = {"address": ray_cluster, "storage": storage, "name": name, "num_samples": n, "step_s": 0.5}
+    block = str(tmp_path / "block")
+    spec = {
+        "address": ray_cluster, "storage": storage, "name": name, "num_samples": n,
+        "step_s": 0.5, "block_file": block,
+    }
     env = dict(os.environ, RAY_ADDRESS=ray_cluster, TUNE_GLOBAL_CHECKPOINT_S="0", **QUIET_TUNE_ENV)
     env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(__file__), env.get("PYTHONPATH", "")])
     driver = os.path.join(os.path.dirname(__file__), "adacent_search_driver.py")
@@ -327,6 +331,10 @@ def test_killed_driver_then_tuner_restore_continues(ray_cluster: str, tmp_path) 
                 break
             time.sleep(0.05)
         assert proc.poll() is None, f"the driver ended (exit {proc.returncode}) before the kill"
+        # Hold the trials, so that Ray's snapshot files (experiment, searcher, ConcurrencyLimiter
+        # state: written and synced one after the other) are all current when the kill comes.
+        open(block, "w").close()
+        time.sleep(2.0)
         os.kill(proc.pid, signal.SIGKILL)
     finally:
         if proc.poll() is None:
@@ -337,14 +345,15 @@ def test_killed_driver_then_tuner_restore_continues(ray_cluster: str, tmp_path) 
     before = {t["key"]: t["config"] for t in saved["engine"]["trials"]}
     assert 3 <= len(before) < n
 
-    results = tune.Tuner.restore(path, make_trainable(0.05), resume_unfinished=True).fit()
+    os.unlink(block)
+    results = tune.Tuner.restore(path, make_trainable(0.05, block), resume_unfinished=True).fit()
     assert len(results) == n and not results.errors
     configs = [json.dumps({k: r.config[k] for k in ("lr", "units")}) for r in results]
     assert len(set(configs)) == n, configs
     final = _searcher_state(path)
     assert final is not None
     trials = {t["key"]: t for t in final["engine"]["trials"]}
-    assert len(trials) == n and all(t["status"] == "complete" for t in trials.values())
+    assert len(trials) == n and all(t["status"] == "complete" for t in trials.values()), trials
     assert all(trials[k]["config"] == c for k, c in before.items())
     by_id = {r.metrics["trial_id"]: r.config for r in results}
     for key, t in trials.items():
