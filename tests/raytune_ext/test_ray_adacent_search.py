@@ -190,6 +190,34 @@ def test_points_to_evaluate_and_evaluated_points() -> None:
     assert len(s._engine.trials) == 4  # type: ignore[union-attr]
 
 
+@pytest.mark.parametrize(
+    "domain",
+    [
+        tune.quniform(0.2, 1.0, 0.2),
+        tune.quniform(-1.0, 1.0, 0.5),
+        tune.qrandint(3, 20, 4),
+        tune.qrandint(1, 5, 1),
+        tune.randint(2, 6),
+        tune.lograndint(1, 9),
+        tune.choice(["a", 2, None]),
+    ],
+    ids=["quniform", "quniform-neg", "qrandint", "qrandint-q1", "randint", "lograndint", "choice"],
+)
+def test_discrete_domains_cover_exactly_rays_values(domain: Any) -> None:
+    """The translated parameter's values are exactly the values Ray's own sampler draws."""
+    from raytune_ext._ray_space import RaySpace
+
+    rs = RaySpace({"p": domain})
+    param = rs.space["p"]
+    indices = range(len(param.choices)) if hasattr(param, "choices") else range(param.low, param.high + 1)
+    ours = [rs.to_ray({"p": i})["p"] for i in indices]
+    assert set(ours) == set(domain.sample(size=3000, random_state=0))
+    kind = {"Integer": int, "Float": float}.get(type(domain).__name__)
+    assert kind is None or all(type(v) is kind for v in ours)  # plain Python numbers
+    for v in domain.sample(size=50, random_state=1):  # and each maps back to itself
+        assert rs.to_ray(rs.to_core({"p": v}))["p"] == v
+
+
 def test_bad_input_is_refused_naming_the_argument() -> None:
     with pytest.raises(ValueError, match="mode"):
         EnhancedAdaCentSearch(mode="maximize")
