@@ -107,7 +107,9 @@ import uuid
             schedulers; default ``"training_iteration"``.
         max_t: ``T``, the largest step a trial reports (an int ``>= 2``); values are compared at
             ``floor(delta * max_t)``. Default ``None``: the largest step a complete trial
-            reported.
+            reported. Give it when a scheduler stops trials early: Ray tells a searcher the
+            same way about a stopped and a finished trial, so only ``max_t`` tells them apart
+            (stopped ones are *pruned*, as in Optuna).
         points_to_evaluate: configurations to try first (complete, or partial: the missing
             parameters are chosen by the searcher with the given ones fixed).
         n_candidates: size of the Sobol mesh of candidates, an int ``>= 1``.

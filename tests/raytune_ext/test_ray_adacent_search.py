@@ -172,6 +172,25 @@ def test_errored_trial_restarted_by_ray_counts_again() -> None:
     assert engine.trials["e"]["curve"] == {1: curve(cfg, 1), T: curve(cfg, T)}
 
 
+def test_time_attr_steps_and_missing_metrics() -> None:
+    """Steps come from time_attr; results without the metric or with NaN are skipped; a trial
+    stopped before max_t is pruned (its final value unused), one at max_t complete."""
+    s = EnhancedAdaCentSearch(
+        SPACE, metric="m", mode="max", time_attr="epoch", max_t=4, seed=0, n_candidates=32
+    )
+    cfg = s.suggest("a")
+    s.on_trial_result("a", {"m": 0.1, "epoch": 2, "training_iteration": 1})
+    s.on_trial_result("a", {"other": 1.0, "epoch": 3, "training_iteration": 2})
+    s.on_trial_result("a", {"m": float("nan"), "epoch": 3, "training_iteration": 2})
+    s.on_trial_complete("a", {"m": 0.3, "epoch": 3, "training_iteration": 3})
+    s.suggest("b")
+    s.on_trial_complete("b", {"m": 0.5, "epoch": 4, "training_iteration": 1})
+    trials = s._engine.trials  # type: ignore[union-attr]
+    assert trials["a"] == {**trials["a"], "status": "pruned", "curve": {2: 0.1, 3: 0.3}, "final": None}
+    assert trials["a"]["config"]["units"] == cfg["units"]
+    assert trials["b"]["status"] == "complete" and trials["b"]["final"] == 0.5
+
+
 def test_points_to_evaluate_and_evaluated_points() -> None:
     s = EnhancedAdaCentSearch(
         {"net": {"lr": tune.loguniform(1e-4, 1e-1), "act": tune.choice(["relu", ("a", 1)])}, "bs": 32},
