@@ -68,7 +68,7 @@ def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
 
 def test_readme_ray_snippet_prints_only_its_result(tmp_path) -> None:
     text = (REPO / "README.md").read_text()
-    section = text.split("### Ray Tune", 1)[1].split("\n### ", 1)[0]
+    section = re.split(r"\n#{3,4} ", text.split("### Ray Tune\n", 1)[1], maxsplit=1)[0]
     blocks = re.findall(r"```python\n(.*?)```", section, flags=re.S)
     assert len(blocks) == 1
     (tmp_path / "snippet.py").write_text(blocks[0])

@@ -78,7 +78,7 @@ from uvp_plugins.adacent.value_scale import positive_scores
 from uvp_plugins.space import SearchSpace, config_key
 from uvp_plugins.validation import check_bool, check_choice, check_float, check_int, check_seed
 
-__all__ = ["OnlineEnhancedAdaCent", "Proposal", "STATUSES", "CENTER_VALUES"]
+__all__ = ["OnlineEnhancedAdaCent", "Proposal", "STATUSES", "CENTER_VALUES", "check_epsilon"]
 
 #: trial statuses :meth:`OnlineEnhancedAdaCent.tell` accepts
 STATUSES = ("running", "complete", "pruned", "failed")
@@ -170,11 +170,7 @@ class OnlineEnhancedAdaCent:
         self._model = GuidedModel(guidance) if guidance is not None else None
         self.maximize = check_bool("maximize", maximize)
         self.n_candidates = check_int("n_candidates", n_candidates, low=1)
-        if isinstance(epsilon, str):
-            check_choice("epsilon", epsilon, ("auto",))
-            self.epsilon: float | str = epsilon
-        else:
-            self.epsilon = check_float("epsilon", epsilon, low=0.0, low_open=True, allow_inf=True)
+        self.epsilon = check_epsilon(epsilon)
         self.epsilon_percentile = check_float("epsilon_percentile", epsilon_percentile, 0.0, 100.0)
         self.delta = check_delta(delta)
         self.max_resource = None if max_resource is None else check_max_resource(max_resource)
@@ -558,6 +554,14 @@ class OnlineEnhancedAdaCent:
                 number=int(d["number"]),
             )
         return obj
+
+
+def check_epsilon(epsilon: Any) -> float | str:
+    """``epsilon``: the Lipschitz constant of Assumption 1.2, a float ``> 0`` (``inf`` allowed:
+    plain distances), or ``"auto"`` (estimated from the trials, Sec. 4.1)."""
+    if isinstance(epsilon, str):
+        return check_choice("epsilon", epsilon, ("auto",))
+    return check_float("epsilon", epsilon, low=0.0, low_open=True, allow_inf=True)
 
 
 def space_config(space: SearchSpace, config: Mapping[str, Any]) -> dict[str, Any]:
