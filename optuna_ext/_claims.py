@@ -141,11 +141,14 @@ def _safe_key(key: KeyFn, params: object) -> Hashable | None:
         return None
 
 
-def holdings(t: FrozenTrial, key: KeyFn) -> tuple[set[Hashable], Hashable | None]:
+def holdings(
+    t: FrozenTrial, key: KeyFn, attr: str = ATTR_CLAIM
+) -> tuple[set[Hashable], Hashable | None]:
     """What trial ``t`` holds: the keys it holds for good, and the key of its undecided claim
     (``None`` if none). Only a RUNNING trial can have an undecided claim; a ``"claimed"``
     record on a trial in any other state (a crashed claimant failed by the heartbeat, a retry
-    waiting in the queue) counts as held."""
+    waiting in the queue) counts as held. ``attr`` is the system attribute of the claim records
+    (one per kind of claim, so that two protocols on one trial never overwrite each other)."""
     held: set[Hashable] = set()
     attrs = t.system_attrs
     fixed = attrs.get("fixed_params") or {}
@@ -154,7 +157,7 @@ def holdings(t: FrozenTrial, key: KeyFn) -> tuple[set[Hashable], Hashable | None
         if k is not None:
             held.add(k)
     undecided: Hashable | None = None
-    record = attrs.get(ATTR_CLAIM)
+    record = attrs.get(attr)
     if isinstance(record, Mapping) and record.get("state") in (CLAIMED, WON):
         k = _safe_key(key, record.get("params"))
         if k is not None:
@@ -166,7 +169,11 @@ def holdings(t: FrozenTrial, key: KeyFn) -> tuple[set[Hashable], Hashable | None
 
 
 def judge(
-    trials: Iterable[FrozenTrial], me: FrozenTrial, claimed: Hashable, key: KeyFn
+    trials: Iterable[FrozenTrial],
+    me: FrozenTrial,
+    claimed: Hashable,
+    key: KeyFn,
+    attr: str = ATTR_CLAIM,
 ) -> Verdict:
     """The verdict on ``me``'s claim of ``claimed`` given a read of the study (module doc)."""
     mine = (me.number, me._trial_id)
@@ -174,7 +181,7 @@ def judge(
     for t in trials:
         if t._trial_id == me._trial_id:
             continue
-        held, undecided = holdings(t, key)
+        held, undecided = holdings(t, key, attr)
         if claimed in held:
             return Verdict.YIELD
         if undecided == claimed:
@@ -193,19 +200,26 @@ class Claimant:
         study_id: the study's id in it.
         trial: the claiming trial (its number and id are used).
         key: configuration key of a parameter mapping (same in every process).
+        attr: the system attribute of the claim records (default ``"uvp:claim"``).
     """
 
     def __init__(
-        self, storage: BaseStorage, study_id: int, trial: FrozenTrial, key: KeyFn
+        self,
+        storage: BaseStorage,
+        study_id: int,
+        trial: FrozenTrial,
+        key: KeyFn,
+        attr: str = ATTR_CLAIM,
     ) -> None:
         self.storage, self.study_id, self.trial, self.key = storage, study_id, trial, key
+        self.attr = attr
         self.proposal: Proposal | None = None
         self.claimed: Hashable | None = None
 
     def _record(self, state: str) -> None:
         assert self.proposal is not None
         self.storage.set_trial_system_attr(
-            self.trial._trial_id, ATTR_CLAIM, {"params": self.proposal.params, "state": state}
+            self.trial._trial_id, self.attr, {"params": self.proposal.params, "state": state}
         )
 
     def propose(self, proposal: Proposal) -> None:
@@ -226,7 +240,7 @@ class Claimant:
         """Read the study back and judge the claim."""
         assert self.claimed is not None
         trials = self.storage.get_all_trials(self.study_id, deepcopy=False)
-        return judge(trials, self.trial, self.claimed, self.key)
+        return judge(trials, self.trial, self.claimed, self.key, self.attr)
 
     def win(self) -> dict[str, Any]:
         assert self.proposal is not None
@@ -245,6 +259,7 @@ def claim(
     *,
     wait: float = DEFAULT_WAIT,
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    attr: str = ATTR_CLAIM,
 ) -> dict[str, Any]:
     """Claim a configuration for ``trial`` and return its parameters (see the module doc).
 
@@ -261,10 +276,13 @@ def claim(
             that are not a configuration of the space (such trials hold nothing).
         wait: seconds to wait for a later rival's decision before yielding (``> 0``).
         max_attempts: attempts before giving up exclusivity (``>= 1``).
+        attr: the trial system attribute holding the claim records (``"uvp:claim"``; another
+            name for another kind of claim made on the same trials, e.g. the CASH sampler's
+            burn-in slots, so that it never overwrites a configuration claim).
     """
     wait = check_float("wait", wait, 0.0, low_open=True)
     max_attempts = check_int("max_attempts", max_attempts, 1)
-    claimant = Claimant(study._storage, study._study_id, trial, key)
+    claimant = Claimant(study._storage, study._study_id, trial, key, attr)
     for _attempt in range(max_attempts):
         claimant.propose(choose())
         if claimant.decided:
