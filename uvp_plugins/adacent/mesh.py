@@ -116,7 +116,7 @@ class MeshLadder:
         names: Sequence[str],
     ) -> None:
         self._build = build  # level -> (configs, mesh key)
-        self._embed = embed  # configs -> distance embedding
+        self.embed = embed  #: configurations -> their distance embedding (rows)
         self.growable = growable
         self.names = list(names)
         self._meshes: OrderedDict[Hashable, CandidateMesh] = OrderedDict()
@@ -163,7 +163,7 @@ class MeshLadder:
         configs, name = self._build(level)
         if fixed:
             configs = [{**c, **fixed} for c in configs]
-        Z = self._embed(configs)
+        Z = self.embed(configs)
         smaller = self._meshes.get((level - 1, fixed_key))
         if smaller is not None:  # a doubled Sobol mesh: keep the computed distances
             mesh = smaller.grown(configs, Z, name)

@@ -194,13 +194,11 @@ class OnlineEnhancedAdaCent:
                 )
             self._ladder = MeshLadder.from_array(Z)
             self._names = ["index"]
-            self._embed = lambda configs: Z[[int(c["index"]) for c in configs]]
             self._user = [{"index": i} for i in range(Z.shape[0])]
         else:
             if space is None:
                 raise ValueError("space is required (or give candidate_array)")
             self._names = space.names
-            self._embed = space.embed
             if candidates is not None:
                 self._user = [space_config(space, c) for c in candidates]
                 if not self._user:
@@ -209,6 +207,7 @@ class OnlineEnhancedAdaCent:
             else:
                 self._user = None
                 self._ladder = MeshLadder.sobol(space, self.n_candidates, self.seed)
+        self._embed = self._ladder.embed
         self._candidates_given = candidates is not None or candidate_array is not None
         self._trials: dict[Hashable, _Trial] = {}
         self._next_number = 0
