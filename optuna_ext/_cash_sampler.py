@@ -24,14 +24,13 @@ from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from optuna.distributions import BaseDistribution, CategoricalDistribution
 from optuna.samplers import BaseSampler, TPESampler
 from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
 from optuna_ext._claims import CLAIMED, WON, Proposal, claim
-from optuna_ext._sampler import _stable_seed
+from optuna_ext._sampler import _stable_seed, base_seed
 from uvp_plugins.bandits import POLICIES, CashBandit
 from uvp_plugins.validation import check_choice, check_float, check_int, check_seed
 
@@ -349,7 +348,7 @@ class MaxUCBCashSampler(BaseSampler):
                             f"{type(shared_sampler).__name__}")
         self._shared_sampler = shared_sampler
         self._seed = check_seed("seed", seed, allow_none=True)
-        self._base_seed = self._draw_base_seed()
+        self._base_seed = base_seed(self._seed)
         self._init_process_state()
 
     # ------------------------------------------------------------------ plumbing
@@ -384,11 +383,6 @@ class MaxUCBCashSampler(BaseSampler):
         )
         self._warned_all_out: set[tuple[int, int]] = set()
 
-    def _draw_base_seed(self) -> int:
-        if self._seed is not None:
-            return self._seed
-        return int(np.random.SeedSequence().generate_state(1)[0])
-
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         for name in ("_lock", "_contexts", "_per_study", "_warned_all_out"):
@@ -404,7 +398,7 @@ class MaxUCBCashSampler(BaseSampler):
         # unseeded sampler draws a new base seed. Samplers given by the user are reseeded as
         # Optuna reseeds a study's sampler.
         if self._seed is None:
-            self._base_seed = self._draw_base_seed()
+            self._base_seed = base_seed(self._seed)
         with self._lock:
             own = [s for entry in self._per_study.values() for d in entry.values()
                    for k, s in d.items() if isinstance(k, tuple) and k[0] == "factory"]

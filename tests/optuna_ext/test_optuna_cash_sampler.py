@@ -270,8 +270,9 @@ def test_infinite_value_is_a_failure_and_every_class_out_falls_back() -> None:
 
 
 # ------------------------------------------------------------------ parallel use
-def test_threads_share_the_sampler_and_burn_in_slots_are_unique() -> None:
-    sampler = MaxUCBCashSampler(burn_in=2, seed=0)
+@pytest.mark.parametrize(("n_jobs", "burn_in"), [(2, 0), (3, 2)])
+def test_threads_share_the_sampler_and_burn_in_slots_are_unique(n_jobs: int, burn_in: int) -> None:
+    sampler = MaxUCBCashSampler(burn_in=burn_in, seed=0)
     study = optuna.create_study(sampler=sampler)
 
     def objective(trial: optuna.Trial) -> float:
@@ -280,8 +281,8 @@ def test_threads_share_the_sampler_and_burn_in_slots_are_unique() -> None:
         time.sleep(0.005)
         return (x - 0.3) ** 2 + CLASSES.index(model) * 0.1
 
-    study.optimize(objective, n_trials=30, n_jobs=3)
-    _check_consistent(sampler, study, burn_in=2, n=30)
+    study.optimize(objective, n_trials=30, n_jobs=n_jobs)
+    _check_consistent(sampler, study, burn_in=burn_in, n=30)
 
 
 def _check_consistent(sampler: MaxUCBCashSampler, study: optuna.Study, burn_in: int, n: int) -> None:
@@ -500,6 +501,19 @@ def test_selector_value_not_in_the_choices_and_a_non_categorical_selector() -> N
     study = optuna.create_study(sampler=MaxUCBCashSampler("lr"))
     with pytest.raises(ValueError, match="selector 'lr' must be suggested with trial.suggest_categ"):
         study.optimize(lambda t: t.suggest_float("lr", 0.1, 1.0), n_trials=1)
+
+
+def test_empty_choices_fail_the_trial_with_optunas_error_and_one_class_works() -> None:
+    # Optuna's CategoricalDistribution refuses empty choices before any sampler is asked
+    study = optuna.create_study(sampler=MaxUCBCashSampler("model", seed=0))
+    with pytest.raises(ValueError, match="choices` must contain one or more elements"):
+        study.optimize(lambda t: float(len(t.suggest_categorical("model", []))), n_trials=1)
+    assert study.trials[0].state == TrialState.FAIL
+    sampler = MaxUCBCashSampler("model", seed=0)  # one class: every trial is that class
+    study = optuna.create_study(sampler=sampler)
+    study.optimize(lambda t: t.suggest_float(t.suggest_categorical("model", ["m"]) + ":x", 0, 1),
+                   n_trials=6)
+    assert sampler.pulls(study) == {"m": 6}
 
 
 def test_multi_objective_studies_are_refused() -> None:

@@ -34,7 +34,7 @@ __all__ = ["run_optuna_cash", "suggest_cash_config"]
 
 def suggest_cash_config(trial: Any, problem: Any) -> dict[str, Any]:
     """The objective's suggest calls: the class first, then that class's parameters."""
-    from optuna.distributions import FloatDistribution, IntDistribution
+    from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
 
     from optuna_ext import to_distributions
 
@@ -42,11 +42,15 @@ def suggest_cash_config(trial: Any, problem: Any) -> dict[str, Any]:
     config: dict[str, Any] = {problem.selector: arm}
     for name, dist in to_distributions(problem.arm_spaces[arm]).items():
         if isinstance(dist, FloatDistribution):
-            config[name] = trial.suggest_float(name, dist.low, dist.high, log=dist.log)
+            config[name] = trial.suggest_float(name, dist.low, dist.high, step=dist.step,
+                                               log=dist.log)
         elif isinstance(dist, IntDistribution):
-            config[name] = trial.suggest_int(name, dist.low, dist.high, log=dist.log)
-        else:
+            config[name] = trial.suggest_int(name, dist.low, dist.high, step=dist.step,
+                                             log=dist.log)
+        elif isinstance(dist, CategoricalDistribution):
             config[name] = trial.suggest_categorical(name, list(dist.choices))
+        else:
+            raise TypeError(f"parameter {name!r}: no suggest call for {type(dist).__name__}")
     return config
 
 
