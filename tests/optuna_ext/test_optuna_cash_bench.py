@@ -55,6 +55,9 @@ def test_every_trial_is_charged_to_the_ledger_and_timed(method: str) -> None:
     assert len(trials) == len(set(trials)) == 20  # one Optuna trial per iteration
     assert problem.optimum is not None and ledger.best >= problem.optimum
     assert len(ctx.timings["ask"]) == 20 and len(ctx.timings["tell"]) == 20
+    again = RunContext(problem, total_budget=20, seed=1)
+    get_method(method).run(again)  # the same seed repeats the run
+    assert [p.value for p in again.ledger.curve] == [p.value for p in ledger.curve]
 
 
 def test_maxucb_method_round_robins_first_and_survives_failing_fits() -> None:
