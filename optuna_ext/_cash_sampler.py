@@ -274,7 +274,10 @@ class MaxUCBCashSampler(BaseSampler):
     the protocol of :mod:`optuna_ext._claims` (write, read back, a fixed rule decides), so two
     simultaneous workers never take one slot and the first ``C K`` pulls are exactly the
     burn-in. Two workers that choose at the same moment after the burn-in may both choose the
-    same class: each result is credited to its own trial's class.
+    same class: each result is credited to its own trial's class. A worker killed mid-trial
+    leaves a RUNNING trial, a pending pull until the storage's heartbeat fails it (a failure of
+    its class); ``RetryHeartbeatStaleTrialCallback``'s retry re-runs it with the same class
+    (and, during the burn-in, the same slot).
 
     Example:
 

@@ -543,3 +543,74 @@ def test_docstring_example_runs() -> None:
     assert study.best_params["model"] == "svc" and study.best_value < 0.02
     pulls = sampler.pulls(study)
     assert pulls["svc"] > pulls["knn"] and pulls["naive_bayes"] == 1
+
+
+# ------------------------------------------------------------------ a killed worker
+KILLED_WORKER = textwrap.dedent(
+    """
+    import os, sys, time
+    import optuna
+    from optuna.storages import RDBStorage, RetryHeartbeatStaleTrialCallback
+    from optuna_ext import MaxUCBCashSampler
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    url, hang, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    storage = RDBStorage(url, heartbeat_interval=1, grace_period=2,
+                         heartbeat_stale_trial_callback=RetryHeartbeatStaleTrialCallback())
+    study = optuna.load_study(study_name="cash", storage=storage,
+                              sampler=MaxUCBCashSampler(burn_in=2, seed=0))
+
+    def objective(trial):
+        model = trial.suggest_categorical("model", ["a", "b", "c"])
+        x = trial.suggest_float(model + ":x", 0.0, 1.0)
+        if trial.number == hang:
+            time.sleep(600)  # killed here
+        return (x - 0.3) ** 2 + ["a", "b", "c"].index(model) * 0.1
+
+    study.optimize(objective, n_trials=n)
+    """
+)
+
+
+@pytest.mark.parametrize("hang", [2, 8])  # a burn-in pull (slots 0..5) and a MaxUCB pull
+def test_a_killed_worker_loses_no_pull_with_heartbeat_and_retry(tmp_path: Path, hang: int) -> None:
+    url = f"sqlite:///{tmp_path / 'hb.db'}"
+    optuna.create_study(study_name="cash", storage=url)
+    script = tmp_path / "worker.py"
+    script.write_text(KILLED_WORKER)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, str(script), url, str(hang), "30"], env=env,
+                            stderr=subprocess.PIPE)
+    study = optuna.load_study(study_name="cash", storage=url)
+    deadline = time.time() + 60
+    try:
+        while time.time() < deadline and not any(
+            t.number == hang and t.state == TrialState.RUNNING and f"{t.params.get('model')}:x"
+            in t.params for t in study.get_trials(deepcopy=False)
+        ):
+            time.sleep(0.05)
+        time.sleep(1.2)  # its heartbeat is recorded
+    finally:
+        proc.kill()
+        proc.wait()
+    killed = study.trials[hang]
+    assert killed.state == TrialState.RUNNING
+    time.sleep(2.5)  # past the grace period: the next worker fails it and queues its retry
+    done = subprocess.run([sys.executable, str(script), url, "-1", "20"], env=env,
+                          capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr.decode()
+    sampler = MaxUCBCashSampler(burn_in=2, seed=0)
+    study = optuna.load_study(study_name="cash", storage=url, sampler=sampler)
+    trials = study.trials
+    assert trials[hang].state == TrialState.FAIL
+    (retry,) = [t for t in trials if t.system_attrs.get("failed_trial") == hang]
+    assert retry.state == TrialState.COMPLETE and retry.params == killed.params
+    # Optuna's retry copies the killed trial's system attributes, its pull record included
+    assert retry.system_attrs[ATTR_PULL] == killed.system_attrs[ATTR_PULL]
+    # every trial is one pull of its class; the burn-in took each slot once (the retry re-runs
+    # the killed trial's slot); nothing is left pending
+    slots = [_pull(t)["burn_in_slot"] for t in trials if t.number != hang]
+    assert sorted(s for s in slots if s is not None) == list(range(6))
+    assert sampler.bandit(study).pending == [0, 0, 0]
+    credited = Counter(t.params["model"] for t in trials if t.state == TrialState.COMPLETE
+                       and _pull(t)["burn_in_slot"] is None)
+    assert sampler.pulls(study) == {c: credited[c] for c in CLASSES}
