@@ -340,6 +340,9 @@ class MaxUCBCashSampler(BaseSampler):
         self._policy_kwargs: dict[str, Any] = {"burn_in": self._burn_in}
         if self._policy != "RoundRobin":
             self._policy_kwargs["alpha"] = self._alpha
+        elif self._alpha != 0.5:
+            raise ValueError(f"alpha is not a parameter of policy {self._policy!r} (it has no "
+                             "exploration term); leave alpha at its default")
         if max_consecutive_crashes is not None:
             max_consecutive_crashes = check_int(
                 "max_consecutive_crashes", max_consecutive_crashes, low=1

@@ -96,13 +96,15 @@ def test_classes_follow_maxucb_step_by_step(direction: str, crash: str) -> None:
 
 
 @pytest.mark.parametrize("burn_in", [0, 2])
-def test_long_sequence_equals_cash_bandit_fed_the_same_losses(burn_in: int) -> None:
+@pytest.mark.parametrize("policy", ["MaxUCB", "UCB", "QuantileUCB", "RoundRobin"])
+def test_long_sequence_equals_cash_bandit_fed_the_same_losses(burn_in: int, policy: str) -> None:
     rng = np.random.default_rng(3)
     tables = {c: list(rng.beta(5, 2 + i, size=60)) for i, c in enumerate(CLASSES)}
-    study = optuna.create_study(sampler=MaxUCBCashSampler(alpha=0.5, burn_in=burn_in, seed=1))
+    study = optuna.create_study(sampler=MaxUCBCashSampler(burn_in=burn_in, policy=policy, seed=1))
     queue = {c: list(v) for c, v in tables.items()}
     study.optimize(_list_objective(queue), n_trials=40)
-    core = CashBandit(3, "MaxUCB", alpha=0.5, burn_in=burn_in)
+    kwargs = {} if policy == "RoundRobin" else {"alpha": 0.5}
+    core = CashBandit(3, policy, burn_in=burn_in, **kwargs)
     queue = {c: list(v) for c, v in tables.items()}
     expected = []
     for _ in range(40):
@@ -111,7 +113,8 @@ def test_long_sequence_equals_cash_bandit_fed_the_same_losses(burn_in: int) -> N
         core.tell(arm, queue[CLASSES[arm]].pop(0))
     got = [t.params["model"] for t in study.trials]
     assert got == expected
-    assert len(set(got)) == 3 and Counter(got).most_common(1)[0][1] >= 15  # not round robin
+    if policy == "MaxUCB":
+        assert len(set(got)) == 3 and Counter(got).most_common(1)[0][1] >= 15  # not round robin
     slots = [_pull(t)["burn_in_slot"] for t in study.trials]
     assert slots == list(range(3 * burn_in)) + [None] * (40 - 3 * burn_in)
 
@@ -459,6 +462,8 @@ def test_inside_hyperband_brackets_and_pickling() -> None:
         ({"alpha": math.nan}, ValueError, "alpha must be a finite float >= 0"),
         ({"burn_in": -1}, ValueError, "burn_in must be an int >= 0"),
         ({"policy": "greedy"}, ValueError, "policy must be one of"),
+        ({"policy": "RoundRobin", "alpha": 1.0}, ValueError,
+         "alpha is not a parameter of policy 'RoundRobin'"),
         ({"max_consecutive_crashes": 0}, ValueError, "max_consecutive_crashes must be an int >= 1"),
         ({"seed": -1}, ValueError, "seed must be"),
         ({"selector": ""}, TypeError, "selector must be a non-empty str"),
