@@ -1,5 +1,5 @@
-"""Optuna adapters of uvp-plugins: EnhancedAdaCentSampler, PredPruner and
-IterativeDeepeningHyperbandPruner.
+"""Optuna adapters of uvp-plugins: EnhancedAdaCentSampler, PredPruner,
+IterativeDeepeningHyperbandPruner and MaxUCBCashSampler.
 
 Drop-in usage (Bateni et al., Enhanced-AdaCent, Alg. 8)::
 
@@ -13,6 +13,7 @@ Drop-in usage (Bateni et al., Enhanced-AdaCent, Alg. 8)::
     )
 """
 
+from optuna_ext._cash_sampler import MaxUCBCashSampler
 from optuna_ext._idhb_pruner import IterativeDeepeningHyperbandPruner
 from optuna_ext._pruner import PredPruner
 from optuna_ext._sampler import EnhancedAdaCentSampler
@@ -21,6 +22,7 @@ from optuna_ext._space import OptunaSpace, to_distributions
 __all__ = [
     "EnhancedAdaCentSampler",
     "IterativeDeepeningHyperbandPruner",
+    "MaxUCBCashSampler",
     "PredPruner",
     "OptunaSpace",
     "to_distributions",

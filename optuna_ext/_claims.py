@@ -141,11 +141,14 @@ def _safe_key(key: KeyFn, params: object) -> Hashable | None:
         return None
 
 
-def holdings(t: FrozenTrial, key: KeyFn) -> tuple[set[Hashable], Hashable | None]:
+def holdings(
+    t: FrozenTrial, key: KeyFn, attr: str = ATTR_CLAIM
+) -> tuple[set[Hashable], Hashable | None]:
     """What trial ``t`` holds: the keys it holds for good, and the key of its undecided claim
     (``None`` if none). Only a RUNNING trial can have an undecided claim; a ``"claimed"``
     record on a trial in any other state (a crashed claimant failed by the heartbeat, a retry
-    waiting in the queue) counts as held."""
+    waiting in the queue) counts as held. ``attr`` is the system attribute of the claim records
+    (one per kind of claim, so that two protocols on one trial never overwrite each other)."""
     held: set[Hashable] = set()
     attrs = t.system_attrs
     fixed = attrs.get("fixed_params") or {}
@@ -154,7 +157,7 @@ def holdings(t: FrozenTrial, key: KeyFn) -> tuple[set[Hashable], Hashable | None
         if k is not None:
             held.add(k)
     undecided: Hashable | None = None
-    record = attrs.get(ATTR_CLAIM)
+    record = attrs.get(attr)
     if isinstance(record, Mapping) and record.get("state") in (CLAIMED, WON):
         k = _safe_key(key, record.get("params"))
         if k is not None:
@@ -175,19 +178,22 @@ class HoldingsCache:
     record (only the RUNNING claimant writes it), so what it holds is fixed; RUNNING and WAITING
     trials are read every time. Without the cache every claim re-derived the keys of every
     trial: quadratic in the study's size (at 1000 trials it was 85 % of the sampler's time).
-    One cache per study and key function (the caller keeps it; entries are per trial id).
+    One cache per study, key function and claim attribute (the caller keeps it; entries are
+    per trial id).
     """
 
     def __init__(self) -> None:
         self._settled: dict[tuple[int, int], tuple[set[Hashable], Hashable | None]] = {}
 
-    def holdings(self, t: FrozenTrial, key: KeyFn) -> tuple[set[Hashable], Hashable | None]:
+    def holdings(
+        self, t: FrozenTrial, key: KeyFn, attr: str = ATTR_CLAIM
+    ) -> tuple[set[Hashable], Hashable | None]:
         if t.state not in _SETTLED:
-            return holdings(t, key)
+            return holdings(t, key, attr)
         ident = (t._trial_id, t.number)
         hit = self._settled.get(ident)
         if hit is None:
-            hit = self._settled[ident] = holdings(t, key)
+            hit = self._settled[ident] = holdings(t, key, attr)
         return hit
 
 
@@ -196,6 +202,7 @@ def judge(
     me: FrozenTrial,
     claimed: Hashable,
     key: KeyFn,
+    attr: str = ATTR_CLAIM,
     cache: HoldingsCache | None = None,
 ) -> Verdict:
     """The verdict on ``me``'s claim of ``claimed`` given a read of the study (module doc);
@@ -205,7 +212,7 @@ def judge(
     for t in trials:
         if t._trial_id == me._trial_id:
             continue
-        held, undecided = holdings(t, key) if cache is None else cache.holdings(t, key)
+        held, undecided = holdings(t, key, attr) if cache is None else cache.holdings(t, key, attr)
         if claimed in held:
             return Verdict.YIELD
         if undecided == claimed:
@@ -224,8 +231,9 @@ class Claimant:
         study_id: the study's id in it.
         trial: the claiming trial (its number and id are used).
         key: configuration key of a parameter mapping (same in every process).
+        attr: the system attribute of the claim records (default ``"uvp:claim"``).
         cache: what finished trials hold (:class:`HoldingsCache`), kept by the caller across
-            claims of one study and key function; ``None``: recomputed at every check.
+            claims of one study, key function and ``attr``; ``None``: recomputed at every check.
     """
 
     def __init__(
@@ -234,9 +242,11 @@ class Claimant:
         study_id: int,
         trial: FrozenTrial,
         key: KeyFn,
+        attr: str = ATTR_CLAIM,
         cache: HoldingsCache | None = None,
     ) -> None:
         self.storage, self.study_id, self.trial, self.key = storage, study_id, trial, key
+        self.attr = attr
         self.cache = cache
         self.proposal: Proposal | None = None
         self.claimed: Hashable | None = None
@@ -244,7 +254,7 @@ class Claimant:
     def _record(self, state: str) -> None:
         assert self.proposal is not None
         self.storage.set_trial_system_attr(
-            self.trial._trial_id, ATTR_CLAIM, {"params": self.proposal.params, "state": state}
+            self.trial._trial_id, self.attr, {"params": self.proposal.params, "state": state}
         )
 
     def propose(self, proposal: Proposal) -> None:
@@ -265,7 +275,7 @@ class Claimant:
         """Read the study back and judge the claim."""
         assert self.claimed is not None
         trials = self.storage.get_all_trials(self.study_id, deepcopy=False)
-        return judge(trials, self.trial, self.claimed, self.key, self.cache)
+        return judge(trials, self.trial, self.claimed, self.key, self.attr, self.cache)
 
     def win(self) -> dict[str, Any]:
         assert self.proposal is not None
@@ -284,6 +294,7 @@ def claim(
     *,
     wait: float = DEFAULT_WAIT,
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    attr: str = ATTR_CLAIM,
     cache: HoldingsCache | None = None,
 ) -> dict[str, Any]:
     """Claim a configuration for ``trial`` and return its parameters (see the module doc).
@@ -301,11 +312,14 @@ def claim(
             that are not a configuration of the space (such trials hold nothing).
         wait: seconds to wait for a later rival's decision before yielding (``> 0``).
         max_attempts: attempts before giving up exclusivity (``>= 1``).
-        cache: a :class:`HoldingsCache` kept across claims of this study and ``key``.
+        attr: the trial system attribute holding the claim records (``"uvp:claim"``; another
+            name for another kind of claim made on the same trials, e.g. the CASH sampler's
+            burn-in slots, so that it never overwrites a configuration claim).
+        cache: a :class:`HoldingsCache` kept across claims of this study, ``key`` and ``attr``.
     """
     wait = check_float("wait", wait, 0.0, low_open=True)
     max_attempts = check_int("max_attempts", max_attempts, 1)
-    claimant = Claimant(study._storage, study._study_id, trial, key, cache)
+    claimant = Claimant(study._storage, study._study_id, trial, key, attr, cache)
     for _attempt in range(max_attempts):
         claimant.propose(choose())
         if claimant.decided:

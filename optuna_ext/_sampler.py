@@ -99,6 +99,13 @@ def _stable_seed(*parts: object) -> int:
     return int(np.random.SeedSequence([abs(int(i)) for i in ints]).generate_state(1)[0])
 
 
+def base_seed(seed: int | None) -> int:
+    """A sampler's base seed: ``seed``, or a fresh random 32-bit one for ``seed=None``."""
+    if seed is not None:
+        return seed
+    return int(np.random.SeedSequence().generate_state(1)[0])
+
+
 def pruner_max_resource(pruner: BasePruner) -> int | None:
     """``T`` as the study's pruner knows it: :class:`PredPruner`'s ``max_resource``, or
     :class:`~optuna.pruners.HyperbandPruner`'s when it is an int.
@@ -278,7 +285,7 @@ class EnhancedAdaCentSampler(BaseSampler):
         self._max_resource = None if max_resource is None else check_max_resource(max_resource)
         self._enhanced = check_bool("enhanced", enhanced)
         self._seed = check_seed("seed", seed, allow_none=True)
-        self._base_seed = self._draw_base_seed()
+        self._base_seed = base_seed(self._seed)
         self._lock = threading.Lock()
         # per-process caches, pure functions of storage (see _engine)
         self._cache: weakref.WeakKeyDictionary[Any, dict[int, dict[Any, Any]]] = (
@@ -289,11 +296,6 @@ class EnhancedAdaCentSampler(BaseSampler):
         )
 
     # ----------------------------------------------------------------- plumbing
-    def _draw_base_seed(self) -> int:
-        if self._seed is not None:
-            return self._seed
-        return int(np.random.SeedSequence().generate_state(1)[0])
-
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         del state["_lock"]
@@ -309,7 +311,7 @@ class EnhancedAdaCentSampler(BaseSampler):
         # Independent samples are keyed by (seed, trial number, name), so parallel copies never
         # repeat each other; only an unseeded sampler draws a fresh base seed.
         if self._seed is None:
-            self._base_seed = self._draw_base_seed()
+            self._base_seed = base_seed(self._seed)
 
     def _mesh_seed(self, study: Study) -> int:
         if self._seed is not None:

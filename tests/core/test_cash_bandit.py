@@ -210,3 +210,49 @@ def test_add_pending_registers_a_found_running_trial() -> None:
     assert bandit.pending == [0, 0] and bandit.n_pulls == [1, 1]
     with pytest.raises(ValueError, match=r"arm must be an int in \[0, 1\]"):
         bandit.add_pending(5)
+
+
+def test_last_burn_in_slot_and_add_pending_rebuild_the_burn_in() -> None:
+    # Alg. E.1 with C = 2, K = 3: slots 0..5 are round robin; arm 2 is retired after slot 2, so
+    # slot 5 (arm 2) is skipped and the 6th ask is the first pull after the burn-in
+    bandit = CashBandit(3, "MaxUCB", burn_in=2, max_consecutive_crashes=1)
+    pulls = []
+    for _ in range(6):
+        arm = bandit.ask()
+        pulls.append((arm, bandit.last_burn_in_slot))
+        if arm == 2:
+            bandit.fail(2)  # retired at once (max_consecutive_crashes=1)
+    assert pulls == [(0, 0), (1, 1), (2, 2), (0, 3), (1, 4), (0, None)]
+    # an adapter that stored the running pulls rebuilds the same state from them
+    rebuilt = CashBandit(3, "MaxUCB", burn_in=2, max_consecutive_crashes=1)
+    rebuilt.add_pending(2, burn_in_slot=2)
+    rebuilt.fail(2)
+    for arm, slot in pulls:
+        if arm != 2:
+            rebuilt.add_pending(arm, burn_in_slot=slot)
+    assert rebuilt.pending == bandit.pending == [3, 2, 0]
+    assert rebuilt.retired == bandit.retired == {2: "crashed"}
+    # the skipped slot 5 after the last held one is not known to the rebuild; it is skipped
+    # again, so both go on alike: burn-in results are discarded, the others credited (t restarts)
+    assert (rebuilt.policy.burn_issued, bandit.policy.burn_issued) == (5, 6)
+    for b in (bandit, rebuilt):
+        for arm, loss in ((0, 0.5), (1, 0.1), (0, 0.4), (1, 0.3), (0, 0.2)):
+            b.tell(arm, loss)
+        assert b.n_pulls == [1, 0, 0] and b.policy.t == 2
+    asks = [(b.ask(), b.last_burn_in_slot, b.ask(), b.policy.burn_issued) for b in (bandit, rebuilt)]
+    assert asks[0] == asks[1] == (1, None, 0, 6)
+
+
+def test_add_pending_burn_in_slot_is_checked() -> None:
+    with pytest.raises(ValueError, match="needs a policy with burn_in >= 1"):
+        CashBandit(2, "MaxUCB").add_pending(0, burn_in_slot=0)
+    bandit = CashBandit(2, "MaxUCB", burn_in=1)
+    with pytest.raises(ValueError, match="slot 1 is a slot of arm 1"):
+        bandit.add_pending(0, burn_in_slot=1)
+    with pytest.raises(ValueError, match=r"burn_in_slot must be an int in \[0, 1\]"):
+        bandit.add_pending(0, burn_in_slot=2)
+    # slots may be registered out of order (parallel workers): the round robin goes on after
+    # the largest, and the hole (slot 0, still to be asked by nobody) is not reissued
+    bandit.add_pending(1, burn_in_slot=1)
+    assert bandit.policy.burn_issued == 2 and bandit.ask() == 0
+    assert bandit.last_burn_in_slot is None

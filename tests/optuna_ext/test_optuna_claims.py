@@ -258,21 +258,21 @@ def test_holdings_cache_reads_running_trials_every_time_and_finished_ones_once()
     storage, sid, (t0, t1) = _storage_with_trials(2)
     storage.set_trial_system_attr(t0, ATTR_CLAIM, {"params": {"x": 1.0}, "state": "claimed"})
     trials = storage.get_all_trials(sid)
-    assert judge(trials, trials[1], 1.0, counting_key, cache) is Verdict.YIELD  # lower undecided
+    assert judge(trials, trials[1], 1.0, counting_key, cache=cache) is Verdict.YIELD  # lower undecided
     storage.set_trial_system_attr(t0, ATTR_CLAIM, {"params": {"x": 1.0}, "state": "withdrawn"})
     trials = storage.get_all_trials(sid)
-    assert judge(trials, trials[1], 1.0, counting_key, cache) is Verdict.WIN  # re-read: withdrawn
+    assert judge(trials, trials[1], 1.0, counting_key, cache=cache) is Verdict.WIN  # re-read: withdrawn
     storage.set_trial_system_attr(t0, ATTR_CLAIM, {"params": {"x": 2.0}, "state": "won"})
     storage.set_trial_param(t0, "x", 2.0, DIST)
     storage.set_trial_state_values(t0, TrialState.COMPLETE, [0.0])
     trials = storage.get_all_trials(sid)
-    assert judge(trials, trials[1], 2.0, counting_key, cache) is Verdict.YIELD
+    assert judge(trials, trials[1], 2.0, counting_key, cache=cache) is Verdict.YIELD
     before = len(calls)
     for _ in range(3):  # a finished trial's holdings come from the cache
-        assert judge(storage.get_all_trials(sid), trials[1], 2.0, counting_key, cache) is Verdict.YIELD
-        assert judge(storage.get_all_trials(sid), trials[1], 1.0, counting_key, cache) is Verdict.WIN
+        assert judge(storage.get_all_trials(sid), trials[1], 2.0, counting_key, cache=cache) is Verdict.YIELD
+        assert judge(storage.get_all_trials(sid), trials[1], 1.0, counting_key, cache=cache) is Verdict.WIN
     assert len(calls) == before
-    assert judge(trials, trials[1], 2.0, key) is judge(trials, trials[1], 2.0, key, cache)
+    assert judge(trials, trials[1], 2.0, key) is judge(trials, trials[1], 2.0, key, cache=cache)
 
 
 def test_claim_waits_for_a_crashed_later_rival_then_takes_another_configuration() -> None:

@@ -1,4 +1,4 @@
-"""Optuna's own sampler conformance suite, run against EnhancedAdaCentSampler."""
+"""Optuna's own sampler conformance suite, run against EnhancedAdaCentSampler and MaxUCBCashSampler."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from optuna.testing.pytest_samplers import (
     SingleOnlySamplerTestCase,
 )
 
-from optuna_ext import EnhancedAdaCentSampler
+from optuna_ext import EnhancedAdaCentSampler, MaxUCBCashSampler
 
 pytestmark = pytest.mark.optuna
 
@@ -29,3 +29,17 @@ class TestPlainAdaCentConformance(RelativeSamplerTestCase, SingleOnlySamplerTest
     @pytest.fixture
     def sampler(self) -> Callable[[], BaseSampler]:
         return lambda: EnhancedAdaCentSampler(seed=1, n_candidates=64, enhanced=False)
+
+
+class TestMaxUCBCashConformance(
+    BasicSamplerTestCase, RelativeSamplerTestCase, SingleOnlySamplerTestCase
+):
+    @pytest.fixture
+    def sampler(self) -> Callable[[], BaseSampler]:
+        return lambda: MaxUCBCashSampler(seed=0)
+
+
+class TestMaxUCBCashBurnInConformance(BasicSamplerTestCase, SingleOnlySamplerTestCase):
+    @pytest.fixture
+    def sampler(self) -> Callable[[], BaseSampler]:
+        return lambda: MaxUCBCashSampler(burn_in=2, seed=1)

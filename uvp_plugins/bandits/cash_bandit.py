@@ -119,6 +119,7 @@ class CashBandit:
         self.max_consecutive_crashes = max_consecutive_crashes
         self._retired: list[str | None] = [None] * k
         self._crash_streak = [0] * k
+        self._last_burn_in_slot: int | None = None
 
     # ------------------------------------------------------------------ facts
     @property
@@ -160,9 +161,24 @@ class CashBandit:
     def ask(self) -> int | None:
         """The arm of the next trial (a pending pull), or ``None`` when every arm is retired."""
         available = self.available
+        self._last_burn_in_slot = None
         if not any(available):
             return None
-        return self._policy.select(available=available)
+        issued = self._policy.burn_issued
+        arm = self._policy.select(available=available)
+        last = self._policy.burn_issued - 1
+        if last >= issued and last % self.n_arms == arm:
+            # the select ended on a burn-in slot of the arm it returned (skipped slots belong to
+            # unavailable arms, a choice after the burn-in to an available one)
+            self._last_burn_in_slot = last
+        return arm
+
+    @property
+    def last_burn_in_slot(self) -> int | None:
+        """The burn-in slot (Alg. E.1 round robin, ``0 .. burn_in*K - 1``) the last :meth:`ask`
+        took, or ``None`` if that pull was not a burn-in pull. An adapter that keeps pulls in an
+        external store records it and gives it back to :meth:`add_pending` when it rebuilds."""
+        return self._last_burn_in_slot
 
     def tell(self, arm: int, loss: float) -> None:
         """Credit the finite ``loss`` (lower is better) of a trial of ``arm``; ends its crash
@@ -189,11 +205,13 @@ class CashBandit:
         """Release one pending pull of ``arm`` that produced no trial (no reward, no crash)."""
         self._policy.cancel(self._check_arm(arm))
 
-    def add_pending(self, arm: int) -> None:
+    def add_pending(self, arm: int, burn_in_slot: int | None = None) -> None:
         """Register a running trial of ``arm`` that was not asked through this object (e.g.
         found running when an adapter rebuilds the bandit from a storage or a run history);
-        its :meth:`tell` / :meth:`fail` / :meth:`release` then ends that pull."""
-        self._policy.add_pending(arm)
+        its :meth:`tell` / :meth:`fail` / :meth:`release` then ends that pull. A pull that was
+        a burn-in pull gives its slot (:attr:`last_burn_in_slot` of the ask that made it), see
+        :meth:`IndexPolicy.add_pending <uvp_plugins.bandits.policies.IndexPolicy.add_pending>`."""
+        self._policy.add_pending(arm, burn_in_slot)
 
     def retire(self, arm: int, reason: str = "exhausted") -> None:
         """Stop offering ``arm`` (an arm already retired keeps its first reason). Pending pulls

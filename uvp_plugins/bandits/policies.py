@@ -236,6 +236,12 @@ class IndexPolicy(abc.ABC):
         return self._burn_issued < self.burn_in * self.n_arms
 
     @property
+    def burn_issued(self) -> int:
+        """Burn-in slots issued so far (Alg. E.1): slot ``s`` in ``[0, burn_in * K)`` is a pull of
+        arm ``s mod K``; a slot of an unavailable arm is skipped (issued without a pull)."""
+        return self._burn_issued
+
+    @property
     def t(self) -> int:
         """``t`` of the index: recorded observations + pending non-burn-in pulls + 1."""
         return len(self._history) + sum(self._pending) + 1
@@ -348,11 +354,31 @@ class IndexPolicy(abc.ABC):
         self._history.append((arm, value))
         self._losses[arm].append(value)
 
-    def add_pending(self, arm: int) -> None:
+    def add_pending(self, arm: int, burn_in_slot: int | None = None) -> None:
         """Register a running pull of ``arm`` that was not selected by this policy (e.g. a
         trial found running when the state is rebuilt); its result is then taken by
-        :meth:`update` like any pending pull's."""
-        self._pending[self._check_arm(arm)] += 1
+        :meth:`update` like any pending pull's.
+
+        Args:
+            arm: the pulled arm.
+            burn_in_slot: ``None`` for a pull after the burn-in; else the burn-in slot ``s`` the
+                pull took (Alg. E.1: ``s`` in ``[0, burn_in * K)`` with ``s mod K == arm``): it is
+                pending as a burn-in pull (its result will be discarded) and the slots up to
+                ``s`` count as issued, so the round robin goes on after it.
+        """
+        arm = self._check_arm(arm)
+        if burn_in_slot is None:
+            self._pending[arm] += 1
+            return
+        if self.burn_in == 0:
+            raise ValueError(f"burn_in_slot={burn_in_slot!r} needs a policy with burn_in >= 1 "
+                             "(this policy has burn_in=0)")
+        slot = check_int("burn_in_slot", burn_in_slot, low=0, high=self.burn_in * self.n_arms - 1)
+        if slot % self.n_arms != arm:
+            raise ValueError(f"burn_in_slot {slot} is a slot of arm {slot % self.n_arms} "
+                             f"(slot mod {self.n_arms}), not of arm {arm}")
+        self._burn_pending[arm] += 1
+        self._burn_issued = max(self._burn_issued, slot + 1)
 
     def cancel(self, arm: int) -> None:
         """Release one pending pull of ``arm`` without a result (a crashed trial is not credited).

@@ -1,0 +1,111 @@
+"""CASH benchmark methods through Optuna: ``optuna-maxucb-cash`` (ours) and ``optuna-tpe-cash``.
+
+Both run an Optuna study (in-memory storage) on a
+:class:`~uvp_plugins.bench.problems.cash.CashProblem` with the define-by-run objective an Optuna
+user writes for CASH: ``trial.suggest_categorical("algorithm", arms)``, then the chosen class's
+parameters (their names carry the class prefix, ``"svc:C"``; distributions from
+:func:`optuna_ext.to_distributions` of the class's space). The harness drives the study with
+ask/tell, so its ledger stays in control: trial ``n`` is charged with
+``ctx.evaluate(("optuna", n), config, 1)`` (one HPO iteration), and a run lasts
+``T = ctx.total_budget`` trials.
+
+* ``optuna-maxucb-cash``: :class:`optuna_ext.MaxUCBCashSampler` with its defaults (MaxUCB with
+  ``alpha = 0.5``, no burn-in, Optuna's ``TPESampler`` with its defaults per model class).
+* ``optuna-tpe-cash``: Optuna's ``TPESampler`` with its defaults on the joint conditional space,
+  the way Optuna users do CASH.
+
+A failing evaluation (an exception of the problem other than ``BudgetExhausted``) is told as a
+FAILED trial. Time per trial is recorded in two named steps (``RunContext.timed``; ``uvp-bench
+report`` prints calls, mean and median): ``"ask"`` is ``study.ask()`` plus the trial's suggest
+calls - where an Optuna sampler does its work (relative sampling runs at the first suggest) -
+and ``"tell"`` is ``study.tell`` (the sampler's ``after_trial`` and the storage write).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from uvp_plugins.bench.context import RunContext
+from uvp_plugins.bench.ledger import BudgetExhausted
+from uvp_plugins.bench.registry import register_method
+
+__all__ = ["run_optuna_cash", "suggest_cash_config"]
+
+
+def suggest_cash_config(trial: Any, problem: Any) -> dict[str, Any]:
+    """The objective's suggest calls: the class first, then that class's parameters."""
+    from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
+
+    from optuna_ext import to_distributions
+
+    arm = trial.suggest_categorical(problem.selector, list(problem.arms))
+    config: dict[str, Any] = {problem.selector: arm}
+    for name, dist in to_distributions(problem.arm_spaces[arm]).items():
+        if isinstance(dist, FloatDistribution):
+            config[name] = trial.suggest_float(name, dist.low, dist.high, step=dist.step,
+                                               log=dist.log)
+        elif isinstance(dist, IntDistribution):
+            config[name] = trial.suggest_int(name, dist.low, dist.high, step=dist.step,
+                                             log=dist.log)
+        elif isinstance(dist, CategoricalDistribution):
+            config[name] = trial.suggest_categorical(name, list(dist.choices))
+        else:
+            raise TypeError(f"parameter {name!r}: no suggest call for {type(dist).__name__}")
+    return config
+
+
+def run_optuna_cash(ctx: RunContext, sampler: str) -> None:
+    """One run: an Optuna study with ``sampler`` (``"maxucb"`` or ``"tpe"``) for ``T`` trials."""
+    import optuna
+
+    from optuna_ext import MaxUCBCashSampler
+
+    problem: Any = ctx.problem
+    for attr in ("arms", "arm_spaces", "selector"):
+        if not hasattr(problem, attr):
+            raise TypeError(f"problem {problem.name!r} is not a CASH problem (it has no "
+                            f"{attr!r}); the optuna CASH methods need a CashProblem (kind 'cash')")
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    if sampler == "maxucb":
+        chosen: optuna.samplers.BaseSampler = MaxUCBCashSampler(problem.selector, seed=ctx.seed)
+    elif sampler == "tpe":
+        chosen = optuna.samplers.TPESampler(seed=ctx.seed)
+    else:
+        raise ValueError(f"sampler must be 'maxucb' or 'tpe', got {sampler!r}")
+    study = optuna.create_study(
+        direction="maximize" if ctx.direction == "max" else "minimize",
+        sampler=chosen,
+        study_name=f"uvp-bench-cash-seed{ctx.seed}",
+    )
+    while not ctx.exhausted:
+        with ctx.timed("ask"):
+            trial = study.ask()
+            config = suggest_cash_config(trial, problem)
+        try:
+            value = ctx.evaluate(("optuna", trial.number), config, 1)
+        except BudgetExhausted:
+            study.tell(trial, state=optuna.trial.TrialState.FAIL)
+            return
+        except Exception:  # a failing model fit: a failed trial
+            with ctx.timed("tell"):
+                study.tell(trial, state=optuna.trial.TrialState.FAIL)
+            continue
+        with ctx.timed("tell"):
+            study.tell(trial, value)
+
+
+register_method(
+    "optuna-maxucb-cash",
+    "optuna_ext.MaxUCBCashSampler (MaxUCB alpha=0.5 picks the class, TPESampler per class)",
+    requires=("optuna",),
+    kind="ours",
+    problem_kinds=("cash",),
+)(lambda ctx: run_optuna_cash(ctx, "maxucb"))
+
+register_method(
+    "optuna-tpe-cash",
+    "Optuna TPESampler (defaults) on the joint conditional CASH space",
+    requires=("optuna",),
+    kind="native",
+    problem_kinds=("cash",),
+)(lambda ctx: run_optuna_cash(ctx, "tpe"))
