@@ -755,23 +755,24 @@ class IterativeDeepeningHyperBandScheduler(TrialScheduler):
             self._stopping = False
 
 
-def _default_state_path(trial: Trial) -> str | None:
-    """``<experiment dir>/idhb_scheduler.state`` when the storage is a local directory."""
+def _default_state_path(trial: Trial, name: str = STATE_FILE_NAME) -> str | None:
+    """``<experiment dir>/<name>`` (default ``idhb_scheduler.state``) when the storage is a
+    local directory."""
     storage = getattr(trial, "storage", None)
     if storage is None:
         return None
     fs = getattr(storage, "storage_filesystem", None)
     exp = getattr(storage, "experiment_fs_path", None)
     if exp and fs is not None and getattr(fs, "type_name", "") == "local":
-        return os.path.join(exp, STATE_FILE_NAME)
+        return os.path.join(exp, name)
     staging = getattr(storage, "experiment_driver_staging_path", None)
     if staging:
         logger.warning(
-            "experiment storage is not local: the IDHB state goes to %s; pass state_path= to "
-            "continue after a killed driver",
+            "experiment storage is not local: the scheduler state goes to %s; pass state_path= "
+            "to continue after a killed driver",
             staging,
         )
-        return os.path.join(staging, STATE_FILE_NAME)
+        return os.path.join(staging, name)
     return None
 
 
