@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ray.tune.experiment import Trial
-from ray.tune.result import DEFAULT_METRIC
+from ray.tune.result import DEFAULT_METRIC, RESULT_DUPLICATE
 from ray.tune.schedulers.trial_scheduler import FIFOScheduler, TrialScheduler
 
 from raytune_ext._journal import Journal
@@ -168,6 +168,7 @@ class PredStoppingScheduler(FIFOScheduler):
         self._stopped: dict[str, int] = {}  # trial id -> step at which the rule stopped it
         self._journal: Journal | None = None
         self._started = False
+        self._seen: dict[str, Any] = {}  # trial id -> time_attr of its last observed result
 
     # ------------------------------------------------------------------ read-only views
     @property
@@ -222,6 +223,9 @@ class PredStoppingScheduler(FIFOScheduler):
             self._record(["a", tid])
 
     def on_trial_result(self, tune_controller: TuneController, trial: Trial, result: dict) -> str:
+        if result.get(RESULT_DUPLICATE):
+            # the trainable returned: Ray repeats its last result, already decided on
+            return TrialScheduler.CONTINUE
         step = self._observe(trial, result)
         if step is None:
             return TrialScheduler.CONTINUE
@@ -238,8 +242,10 @@ class PredStoppingScheduler(FIFOScheduler):
     def on_trial_complete(
         self, tune_controller: TuneController, trial: Trial, result: dict
     ) -> None:
-        # Usually the last result was already observed (a repeated step is ignored).
-        if result:
+        # Usually the last result was already observed; one Ray did not show the scheduler (a
+        # stopper ended the trial) is observed here.
+        step = result.get(self._time_attr) if result else None
+        if step is not None and self._seen.get(trial.trial_id) != step:
             self._observe(trial, result)
 
     def on_trial_error(self, tune_controller: TuneController, trial: Trial) -> None:
@@ -363,6 +369,7 @@ class PredStoppingScheduler(FIFOScheduler):
                 f"{result[metric]!r}"
             ) from None
         tid = trial.trial_id
+        self._seen[tid] = result[self._time_attr]
         self._rule.observe(tid, step, value)
         self._record(["o", tid, step, value if math.isfinite(value) else str(value)])
         return step
