@@ -187,7 +187,7 @@ def test_tuner_restore_continues_with_the_same_rule_state(ray_cluster: str, tmp_
     state_file = os.path.join(first.experiment_path, PRED_STATE_FILE_NAME)
     snapshot, records = Journal(state_file).load()
     observed = [r[1:] for r in records if r[0] == "o"]
-    for trial, last, points in snapshot["rule"]["trials"]:
+    for trial, _last, points in snapshot["rule"]["trials"]:
         observed += [[trial, s, v] for s, v in points]
     assert sorted(map(tuple, observed)) == sorted(
         (t, s, v) for t, s, v in rows
