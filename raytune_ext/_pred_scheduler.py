@@ -18,13 +18,18 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ray.tune.experiment import Trial
-from ray.tune.result import DEFAULT_METRIC, RESULT_DUPLICATE
+from ray.tune.result import RESULT_DUPLICATE
 from ray.tune.schedulers.trial_scheduler import FIFOScheduler, TrialScheduler
 
 from raytune_ext._journal import Journal
 from raytune_ext._scheduler import _default_state_path
+from raytune_ext._search_properties import (
+    check_result_keys,
+    merge_search_properties,
+    missing_metric_or_mode,
+)
 from uvp_plugins.adacent.pred import DELTA, TAIL_FRACTION, PredStoppingRule
-from uvp_plugins.validation import check_bool, check_choice, check_int
+from uvp_plugins.validation import check_bool, check_int
 
 if TYPE_CHECKING:
     from ray.tune.execution.tune_controller import TuneController
@@ -147,12 +152,7 @@ class PredStoppingScheduler(FIFOScheduler):
         fsync: bool = False,
     ) -> None:
         super().__init__()
-        if not isinstance(time_attr, str) or not time_attr:
-            raise TypeError(f"time_attr must be a non-empty str, got {time_attr!r}")
-        if metric is not None and (not isinstance(metric, str) or not metric):
-            raise TypeError(f"metric must be a non-empty str or None, got {metric!r}")
-        if mode is not None:
-            check_choice("mode", mode, ("min", "max"))
+        check_result_keys(time_attr, metric, mode)
         if max_t is None:
             raise TypeError("max_t (the full budget T in time_attr units, an int >= 2) is required")
         self._max_t = check_int("max_t", max_t, low=2)
@@ -202,17 +202,12 @@ class PredStoppingScheduler(FIFOScheduler):
 
     # ------------------------------------------------------------------ Ray API
     def set_search_properties(self, metric: str | None, mode: str | None, **spec: Any) -> bool:
-        if self._metric and metric:
+        merged = merge_search_properties((self._metric, self._mode), metric, mode)
+        if merged is None:
             return False
-        if self._mode and mode:
-            return False
-        if mode:
-            self._mode = check_choice("mode", mode, ("min", "max"))
+        self._metric, self._mode = merged
+        if self._mode:
             self._rule.mode = self._mode
-        if metric:
-            self._metric = metric
-        if self._metric is None and self._mode:
-            self._metric = DEFAULT_METRIC  # as Ray's schedulers: only a mode given
         return True
 
     def on_trial_add(self, tune_controller: TuneController, trial: Trial) -> None:
@@ -298,11 +293,7 @@ class PredStoppingScheduler(FIFOScheduler):
         if self._started:
             return
         if not self._metric or not self._mode:
-            raise ValueError(
-                f"{type(self).__name__} needs `metric` and `mode`: pass them to the scheduler or "
-                f"to tune.TuneConfig / tune.run (got metric={self._metric!r}, "
-                f"mode={self._mode!r})"
-            )
+            raise missing_metric_or_mode(self, self._metric, self._mode)
         self._rule.mode = self._mode
         if self._state_path is None:
             self._state_path = _default_state_path(trial, PRED_STATE_FILE_NAME)

@@ -19,6 +19,7 @@ from ray import tune
 from ray.tune import Callback, Checkpoint
 
 import raytune_ext._pred_scheduler as pred_scheduler_module
+import raytune_ext._search_properties as search_properties_module
 from raytune_ext import PRED_STATE_FILE_NAME, PredStoppingScheduler
 from raytune_ext._journal import Journal
 from uvp_plugins.adacent.pred import PredStoppingRule
@@ -238,6 +239,8 @@ def test_set_search_properties_follows_ray() -> None:
         PredStoppingScheduler(max_t=10).set_search_properties("a", "avg")
 
 
-def test_docstring_example_runs(ray_cluster: str) -> None:
+def test_docstring_examples_run(ray_cluster: str) -> None:
     result = doctest.testmod(pred_scheduler_module, optionflags=doctest.ELLIPSIS)
     assert result.attempted >= 10 and result.failed == 0
+    result = doctest.testmod(search_properties_module)
+    assert result.attempted == 3 and result.failed == 0
