@@ -239,8 +239,15 @@ def test_set_search_properties_follows_ray() -> None:
         PredStoppingScheduler(max_t=10).set_search_properties("a", "avg")
 
 
-def test_docstring_examples_run(ray_cluster: str) -> None:
+def test_docstring_examples_run(ray_cluster: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The example switches Ray Tune's logger callbacks off in os.environ: restored afterwards
+    # (later tests read Ray's result logs).
+    for name in ("TUNE_DISABLE_AUTO_CALLBACK_LOGGERS", "RAY_AIR_NEW_OUTPUT"):
+        # setenv records the value to restore (also "unset"); the example starts without it
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
     result = doctest.testmod(pred_scheduler_module, optionflags=doctest.ELLIPSIS)
     assert result.attempted >= 10 and result.failed == 0
     result = doctest.testmod(search_properties_module)
     assert result.attempted == 3 and result.failed == 0
+    assert os.environ["TUNE_DISABLE_AUTO_CALLBACK_LOGGERS"] == "1"  # (restored at teardown)
