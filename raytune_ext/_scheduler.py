@@ -25,12 +25,17 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ray.tune.experiment import Trial
-from ray.tune.result import DEBUG_METRICS, DEFAULT_METRIC
+from ray.tune.result import DEBUG_METRICS
 from ray.tune.schedulers.trial_scheduler import TrialScheduler
 
 from raytune_ext._journal import Journal
 from raytune_ext._ray_trials import prepare_held_trial, publish_result_logs, restore_progress
 from raytune_ext._run_state import RunState
+from raytune_ext._search_properties import (
+    check_result_keys,
+    merge_search_properties,
+    missing_metric_or_mode,
+)
 from uvp_plugins.hyperband import (
     VARIANTS,
     HyperbandSchedule,
@@ -188,12 +193,7 @@ class IterativeDeepeningHyperBandScheduler(TrialScheduler):
         fsync: bool = False,
     ) -> None:
         super().__init__()
-        if not isinstance(time_attr, str) or not time_attr:
-            raise TypeError(f"time_attr must be a non-empty str, got {time_attr!r}")
-        if metric is not None and not isinstance(metric, str):
-            raise TypeError(f"metric must be a str or None, got {metric!r}")
-        if mode is not None:
-            check_choice("mode", mode, ("min", "max"))
+        check_result_keys(time_attr, metric, mode)
         check_choice("variant", variant, VARIANTS)
         self._eta = check_int("reduction_factor", reduction_factor, low=2)
         self._min_t = check_int("min_t", min_t, low=1)
@@ -290,16 +290,10 @@ class IterativeDeepeningHyperBandScheduler(TrialScheduler):
 
     # ------------------------------------------------------------------ Ray API
     def set_search_properties(self, metric: str | None, mode: str | None, **spec: Any) -> bool:
-        if self._metric and metric:
+        merged = merge_search_properties((self._metric, self._mode), metric, mode)
+        if merged is None:
             return False
-        if self._mode and mode:
-            return False
-        if metric:
-            self._metric = metric
-        if mode:
-            self._mode = check_choice("mode", mode, ("min", "max"))
-        if self._metric is None and self._mode:
-            self._metric = DEFAULT_METRIC
+        self._metric, self._mode = merged
         return True
 
     @_journaled
@@ -516,10 +510,7 @@ class IterativeDeepeningHyperBandScheduler(TrialScheduler):
         if self._run is not None:
             return self._run
         if not self._metric or not self._mode:
-            raise ValueError(
-                f"{type(self).__name__} needs `metric` and `mode`: pass them to the scheduler "
-                f"or to tune.run/TuneConfig (got metric={self._metric!r}, mode={self._mode!r})"
-            )
+            raise missing_metric_or_mode(self, self._metric, self._mode)
         if self._state_path is None:
             self._state_path = _default_state_path(trial)
         journal = Journal(self._state_path, fsync=self._fsync) if self._state_path else None
@@ -755,23 +746,24 @@ class IterativeDeepeningHyperBandScheduler(TrialScheduler):
             self._stopping = False
 
 
-def _default_state_path(trial: Trial) -> str | None:
-    """``<experiment dir>/idhb_scheduler.state`` when the storage is a local directory."""
+def _default_state_path(trial: Trial, name: str = STATE_FILE_NAME) -> str | None:
+    """``<experiment dir>/<name>`` (default ``idhb_scheduler.state``) when the storage is a
+    local directory."""
     storage = getattr(trial, "storage", None)
     if storage is None:
         return None
     fs = getattr(storage, "storage_filesystem", None)
     exp = getattr(storage, "experiment_fs_path", None)
     if exp and fs is not None and getattr(fs, "type_name", "") == "local":
-        return os.path.join(exp, STATE_FILE_NAME)
+        return os.path.join(exp, name)
     staging = getattr(storage, "experiment_driver_staging_path", None)
     if staging:
         logger.warning(
-            "experiment storage is not local: the IDHB state goes to %s; pass state_path= to "
-            "continue after a killed driver",
+            "experiment storage is not local: the scheduler state goes to %s; pass state_path= "
+            "to continue after a killed driver",
             staging,
         )
-        return os.path.join(staging, STATE_FILE_NAME)
+        return os.path.join(staging, name)
     return None
 
 

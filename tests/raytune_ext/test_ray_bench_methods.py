@@ -37,6 +37,8 @@ def test_ray_idhb_consumes_the_core_continuation_ledger(ray_cluster: str) -> Non
     [
         ("ray-asha", LCSynthetic("1", max_budget=9)),
         ("ray-hyperband", ExpensiveLC("2", max_budget=9)),
+        ("ray-pred", LCSynthetic("0", max_budget=9)),
+        ("ray-median", LCSynthetic("2", max_budget=9)),
     ],
 )
 def test_native_ray_methods_stop_at_the_budget(ray_cluster: str, method: str, problem) -> None:
@@ -44,3 +46,4 @@ def test_native_ray_methods_stop_at_the_budget(ray_cluster: str, method: str, pr
     get_method(method).run(ctx)
     assert ctx.exhausted and ctx.ledger.spent == pytest.approx(40)
     assert ctx.ledger.curve and ctx.ledger.curve[-1].spent <= 40
+    assert get_method(method).kind == ("ours" if method == "ray-pred" else "native")

@@ -208,6 +208,7 @@ class OnlineEnhancedAdaCent:
         self._trials: dict[Hashable, _Trial] = {}
         self._next_number = 0
         self._eps_cache: tuple[tuple[Any, ...], float] | None = None
+        self._taken_keys: set[tuple[Any, ...]] | None = None
         #: the epsilon of the last enhanced step (``nan`` before one, or for plain k-center)
         self.last_epsilon = math.nan
 
@@ -276,10 +277,12 @@ class OnlineEnhancedAdaCent:
         fin = None if final is None or not math.isfinite(float(final)) else float(final)
         row = old.row if old is not None and old.config == cfg else self._embed([cfg])[0]
         self._trials[key] = _Trial(cfg, config_key(cfg, self._names), row, status, number, points, fin)
+        self._taken_keys = None
 
     def forget(self, key: Hashable) -> None:
         """Drop trial ``key`` (unknown keys are ignored)."""
         self._trials.pop(key, None)
+        self._taken_keys = None
 
     def _config(self, config: Mapping[str, Any]) -> dict[str, Any]:
         if self.space is None:
@@ -430,7 +433,11 @@ class OnlineEnhancedAdaCent:
         return out
 
     def _taken(self) -> set[tuple[Any, ...]]:
-        return {t.ckey for t in self._trials.values()}
+        """Keys of every told trial's configuration (kept until the next tell or forget; the
+        caller must not change the set)."""
+        if self._taken_keys is None:
+            self._taken_keys = {t.ckey for t in self._trials.values()}
+        return self._taken_keys
 
     # --------------------------------------------------------------- centers
     def _center_value(self, t: _Trial, depth: int | None) -> float:

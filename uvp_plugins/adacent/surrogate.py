@@ -46,8 +46,17 @@ _JITTER = 1e-8
 
 
 def _matern52(r: np.ndarray) -> np.ndarray:
+    """``(1 + s + s^2/3) exp(-s)``, ``s = sqrt(5) r``; in place on temporaries (same operations
+    in the same order as the plain expression, so the same values)."""
     s = _SQRT5 * r
-    return (1.0 + s + s * s / 3.0) * np.exp(-s)
+    out = 1.0 + s
+    sq = s * s
+    sq /= 3.0
+    out += sq
+    np.negative(s, out=s)
+    np.exp(s, out=s)
+    out *= s
+    return out
 
 
 class GaussianProcess:

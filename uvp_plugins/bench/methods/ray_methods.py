@@ -5,7 +5,15 @@
   :func:`~uvp_plugins.bench.idhb_compare.idhb_protocol`): Hyperband at ``R0``, then deepened within
   the same run, trials continuing from their checkpoints;
 * ``ray-hyperband``: Ray's ``HyperBandScheduler(max_t=T, reduction_factor=3)``;
-* ``ray-asha``: Ray's ``ASHAScheduler(max_t=T, grace_period=1, reduction_factor=3)``.
+* ``ray-asha``: Ray's ``ASHAScheduler(max_t=T, grace_period=1, reduction_factor=3)``;
+* ``ray-pred``: :class:`raytune_ext.PredStoppingScheduler` (``max_t=T``, ``delta=0.1``, tail fit),
+  the Pred stopping rule of AdaCent / Enhanced-AdaCent, asynchronous per trial;
+* ``ray-median``: Ray's ``MedianStoppingRule(time_attr="training_iteration", grace_period=1)``
+  (Ray's learning-curve-free stopping rule, the peer of ``ray-pred``).
+
+The asynchronous methods (``ray-asha``, ``ray-pred``, ``ray-median``) draw the same
+configurations for a seed (random search), run two trials at a time and stop when the total
+budget ``B`` of iterations is spent: they are compared at equal total iterations.
 
 Every Ray trial trains one configuration epoch by epoch, reporting ``{"value":
 problem.evaluate(config, epoch)}`` with a checkpoint per epoch (paused trials resume from it).
@@ -383,4 +391,41 @@ def run_ray_asha(ctx: RunContext) -> None:
         ),
         _n_native(ctx),
         "ray-asha-",
+    )
+
+
+@register_method(
+    "ray-pred",
+    "Ray Tune + PredStoppingScheduler (Pred rule of Enhanced-AdaCent, max_t=T, delta=0.1, tail fit)",
+    requires=("ray",),
+    kind="ours",
+)
+def run_ray_pred(ctx: RunContext) -> None:
+    ray_pred(ctx)
+
+
+def ray_pred(ctx: RunContext) -> Any:
+    """``ray-pred``; returns the scheduler (its core rule holds the observed curves)."""
+    from raytune_ext import PredStoppingScheduler
+
+    return run_ray_method(
+        ctx, lambda: PredStoppingScheduler(max_t=ctx.max_budget), _n_native(ctx), "ray-pred-"
+    )
+
+
+@register_method(
+    "ray-median",
+    "Ray Tune MedianStoppingRule (time_attr=training_iteration, grace_period=1)",
+    requires=("ray",),
+)
+def run_ray_median(ctx: RunContext) -> None:
+    from ray.tune.schedulers import MedianStoppingRule
+
+    run_ray_method(
+        ctx,
+        lambda: MedianStoppingRule(
+            time_attr="training_iteration", grace_period=ctx.problem.min_budget
+        ),
+        _n_native(ctx),
+        "ray-median-",
     )

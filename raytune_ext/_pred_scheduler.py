@@ -1,0 +1,374 @@
+"""Ray Tune scheduler stopping trials with the Pred rule of AdaCent / Enhanced-AdaCent.
+
+A thin event translator: every stop decision is taken by the framework-free core
+:class:`uvp_plugins.adacent.pred.PredStoppingRule` (Bateni et al., *Budget Allocation for Unknown
+Value Functions in a Lipschitz Space*, Alg. 6/7/8 and Sec. 4). This module only feeds Ray results
+to the rule (``observe``), asks it (``decide``), stops trials at ``max_t`` and journals every
+observation (:mod:`raytune_ext._journal`) so that ``Tuner.restore`` continues with the same rule
+state: Ray never calls ``TrialScheduler.save/restore``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ray.tune.experiment import Trial
+from ray.tune.result import RESULT_DUPLICATE
+from ray.tune.schedulers.trial_scheduler import FIFOScheduler, TrialScheduler
+
+from raytune_ext._journal import Journal
+from raytune_ext._scheduler import _default_state_path
+from raytune_ext._search_properties import (
+    check_result_keys,
+    merge_search_properties,
+    missing_metric_or_mode,
+)
+from uvp_plugins.adacent.pred import DELTA, TAIL_FRACTION, PredStoppingRule
+from uvp_plugins.validation import check_bool, check_int
+
+if TYPE_CHECKING:
+    from ray.tune.execution.tune_controller import TuneController
+
+__all__ = ["PredStoppingScheduler", "PRED_STATE_FILE_NAME"]
+
+logger = logging.getLogger(__name__)
+
+#: name of the scheduler's state inside the experiment directory (snapshot; its log of later
+#: records is ``pred_scheduler.state.log<generation>``; not ``*.json``, see the journal)
+PRED_STATE_FILE_NAME = "pred_scheduler.state"
+_STATE_FORMAT = "uvp-ray-pred-scheduler/1"
+#: records after which the journal is compacted into a new snapshot
+_COMPACT_EVERY = 20_000
+
+
+class PredStoppingScheduler(FIFOScheduler):
+    """Stop a trial when its optimistic learning-curve prediction at ``max_t`` cannot beat the best
+    value another trial has reached: the Pred rule of AdaCent / Enhanced-AdaCent (Bateni et al.,
+    *Budget Allocation for Unknown Value Functions in a Lipschitz Space*, Alg. 7 line 9 and Alg. 8
+    line 11), asynchronous and per trial, used like Ray's ``MedianStoppingRule``::
+
+        keep x  iff  PRED(H(x)) >= max_x' H_last(x')
+
+    ``PRED`` is the tail fit of Sec. 4 (``predictor="tail"``, a line through the last 30 % of the
+    monotone envelope) or the last-slope extrapolation of Alg. 6 (``"last_slope"``). Every
+    decision comes from :class:`uvp_plugins.adacent.pred.PredStoppingRule`; this class holds no
+    formula. Trials run first-in-first-out (``FIFOScheduler``); after each result:
+
+    * ``result[time_attr]`` is the step (resource units ``0..max_t``, an integer) and
+      ``result[metric]`` the value; both are given to the rule (``observe``);
+    * a trial at ``time_attr >= max_t`` is stopped (it has its full budget, as ASHA's ``max_t``);
+    * steps below ``floor(delta * max_t)`` are never stopped (Enhanced-AdaCent's exploration
+      depth);
+    * otherwise the trial is stopped when the rule says so (``decide``): its prediction at
+      ``max_t`` is worse than the best value any other trial has reached so far (by
+      monotonicity every reported value is a lower bound on that trial's final value).
+
+    **Bad values (the core's documented behaviour).** Non-finite metrics (``nan``, ``+-inf``) enter
+    neither the trial's history nor the best value; they still count as a step. A trial past the
+    exploration depth without any finite value is stopped (it diverged). A result without
+    ``time_attr`` or ``metric`` is skipped, as Ray's schedulers do; a non-integer ``time_attr``
+    raises ``ValueError`` (use a counter such as ``training_iteration``, not ``time_total_s``).
+
+    **Errored, removed and retried trials keep their results.** The values a trial reported were
+    reached before it errored (an out-of-memory worker, a lost node): they stay lower bounds on
+    what that configuration attains and keep counting as the best value others must beat. A trial
+    Ray retries (``max_failures``) continues its curve; re-reported steps are ignored (the first
+    finite value of a step is kept, as in the core).
+
+    **State.** Every result the rule observes and every stop is appended to a journal beside
+    ``state_path`` (default ``<experiment dir>/pred_scheduler.state``: a snapshot with the core's
+    JSON state plus a memory-mapped log, :mod:`raytune_ext._journal`) before the decision is
+    returned. A resumed experiment (``Tuner.restore``, ``tune.run(resume=...)``, also after a
+    killed driver) continues from it with the same rule state, so the decisions are those of an
+    uninterrupted run on the same results. :meth:`save` / :meth:`restore` write and read the same
+    JSON state to a file of your choice.
+
+    Example (local two-CPU cluster, quiet):
+
+        >>> import logging, os, tempfile
+        >>> os.environ.update(TUNE_DISABLE_AUTO_CALLBACK_LOGGERS="1", RAY_AIR_NEW_OUTPUT="0")
+        >>> import ray
+        >>> from ray import tune
+        >>> from raytune_ext import PredStoppingScheduler
+        >>> def trainable(config):
+        ...     for epoch in range(1, 21):   # accuracy saturating at 1 - |lr - 0.3|
+        ...         tune.report({"acc": (1 - abs(config["lr"] - 0.3)) * (1 - 0.7 ** epoch)})
+        >>> started = not ray.is_initialized()
+        >>> if started:
+        ...     _ = ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+        ...                  logging_level=logging.ERROR)
+        >>> sched = PredStoppingScheduler(max_t=20, delta=0.1)
+        >>> tuner = tune.Tuner(
+        ...     trainable,
+        ...     param_space={"lr": tune.grid_search([0.3, 0.9, 0.0, 0.6])},
+        ...     tune_config=tune.TuneConfig(metric="acc", mode="max", scheduler=sched,
+        ...                                 max_concurrent_trials=1),  # one order: one outcome
+        ...     run_config=tune.RunConfig(storage_path=tempfile.mkdtemp(), verbose=0),
+        ... )
+        >>> results = tuner.fit()
+        >>> {r.config["lr"]: r.metrics["training_iteration"] for r in results}  # epochs trained
+        {0.3: 20, 0.9: 4, 0.0: 8, 0.6: 8}
+        >>> len(sched.stopped_trials)
+        3
+        >>> if started:
+        ...     ray.shutdown()
+
+    Args:
+        time_attr: result key counting the resource units a trial has trained (integer,
+            monotone within a trial): ``"training_iteration"`` by default.
+        metric: result key of the objective; ``None`` takes it from ``tune.TuneConfig`` /
+            ``tune.run(metric=...)`` (Ray's ``"_metric"`` if only a mode is given).
+        mode: ``"min"`` or ``"max"``; ``None`` takes it from ``tune.TuneConfig`` /
+            ``tune.run(mode=...)``.
+        max_t: the full budget ``T`` in ``time_attr`` units (an int ``>= 2``): trials stop there
+            and predictions extrapolate to it.
+        delta: exploration fraction in ``(0, 1)``: no stop before ``floor(delta * max_t)``
+            (the paper uses 0.1).
+        predictor: ``"tail"`` (tail fit, Sec. 4, default) or ``"last_slope"`` (Alg. 6).
+        fraction: share of the history the tail fit uses, in ``(0, 1]`` (paper: 0.3).
+        state_path: where to journal the state; default in the experiment directory.
+        fsync: ``fsync`` every journal record (survives a machine crash, costs a disk flush per
+            result); by default records survive a killed process only.
+    """
+
+    # decisions are taken per result, in the order Ray reports them
+    _supports_buffered_results = False
+
+    def __init__(
+        self,
+        time_attr: str = "training_iteration",
+        metric: str | None = None,
+        mode: str | None = None,
+        max_t: int | None = None,
+        delta: float = DELTA,
+        predictor: str = "tail",
+        fraction: float = TAIL_FRACTION,
+        state_path: str | os.PathLike[str] | None = None,
+        fsync: bool = False,
+    ) -> None:
+        super().__init__()
+        check_result_keys(time_attr, metric, mode)
+        if max_t is None:
+            raise TypeError("max_t (the full budget T in time_attr units, an int >= 2) is required")
+        self._max_t = check_int("max_t", max_t, low=2)
+        self._time_attr = time_attr
+        self._metric = metric
+        self._mode = mode
+        self._fsync = check_bool("fsync", fsync)
+        self._state_path = os.fspath(state_path) if state_path is not None else None
+        # the core validates delta, predictor and fraction (errors name them); mode is a
+        # placeholder until set_search_properties/on_trial_add know it
+        self._rule = PredStoppingRule(self._max_t, delta, predictor, fraction, mode=mode or "max")
+        self._added: dict[str, None] = {}  # trial ids in the order Ray first added them
+        self._stopped: dict[str, int] = {}  # trial id -> step at which the rule stopped it
+        self._journal: Journal | None = None
+        self._started = False
+        self._seen: dict[str, Any] = {}  # trial id -> time_attr of its last observed result
+
+    # ------------------------------------------------------------------ read-only views
+    @property
+    def rule(self) -> PredStoppingRule:
+        """The core rule (its ``state_dict()`` is the JSON state this scheduler persists)."""
+        return self._rule
+
+    @property
+    def max_t(self) -> int:
+        """The full budget ``T``."""
+        return self._max_t
+
+    @property
+    def stopped_trials(self) -> dict[str, int]:
+        """Trials the rule stopped early: ``{trial_id: step}`` (not those that reached
+        ``max_t``)."""
+        return dict(self._stopped)
+
+    @property
+    def state_path(self) -> str | None:
+        """Where the state is journaled (known once the first trial was added)."""
+        return self._state_path
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Ray pickles the scheduler into the experiment (tuner.pkl) when it starts; an open
+        # journal stays behind, and a copy re-reads the journal when its first trial is added.
+        state = dict(self.__dict__)
+        state["_journal"] = None
+        state["_started"] = False
+        return state
+
+    # ------------------------------------------------------------------ Ray API
+    def set_search_properties(self, metric: str | None, mode: str | None, **spec: Any) -> bool:
+        merged = merge_search_properties((self._metric, self._mode), metric, mode)
+        if merged is None:
+            return False
+        self._metric, self._mode = merged
+        if self._mode:
+            self._rule.mode = self._mode
+        return True
+
+    def on_trial_add(self, tune_controller: TuneController, trial: Trial) -> None:
+        self._ensure_started(trial)
+        tid = trial.trial_id
+        if tid not in self._added:
+            self._added[tid] = None
+            self._record(["a", tid])
+
+    def on_trial_result(self, tune_controller: TuneController, trial: Trial, result: dict) -> str:
+        if result.get(RESULT_DUPLICATE):
+            # the trainable returned: Ray repeats its last result, already decided on
+            return TrialScheduler.CONTINUE
+        step = self._observe(trial, result)
+        if step is None:
+            return TrialScheduler.CONTINUE
+        tid = trial.trial_id
+        if step >= self._max_t:
+            return TrialScheduler.STOP  # the full budget: nothing left to decide
+        if self._rule.decide(tid):
+            self._stopped[tid] = step
+            self._record(["s", tid, step])
+            logger.debug("PredStoppingScheduler: stopping trial %s at %s=%d", tid, self._time_attr, step)
+            return TrialScheduler.STOP
+        return TrialScheduler.CONTINUE
+
+    def on_trial_complete(
+        self, tune_controller: TuneController, trial: Trial, result: dict
+    ) -> None:
+        # Usually the last result was already observed; one Ray did not show the scheduler (a
+        # stopper ended the trial) is observed here.
+        step = result.get(self._time_attr) if result else None
+        if step is not None and self._seen.get(trial.trial_id) != step:
+            self._observe(trial, result)
+
+    def on_trial_error(self, tune_controller: TuneController, trial: Trial) -> None:
+        pass  # its reported values stay (class docstring: errored trials keep their results)
+
+    def on_trial_remove(self, tune_controller: TuneController, trial: Trial) -> None:
+        pass  # as on_trial_error
+
+    def debug_string(self) -> str:
+        return (
+            f"Using PredStoppingScheduler (predictor={self._rule.predictor}, max_t={self._max_t}, "
+            f"no stop before {self._time_attr}={self._rule.exploration_steps}): "
+            f"num_stopped={len(self._stopped)}."
+        )
+
+    # ------------------------------------------------------------------ state
+    def state_dict(self) -> dict[str, Any]:
+        """JSON-serialisable state: the core rule's ``state_dict`` (the observed curves), the
+        scheduler's parameters, the trials in the order Ray added them and the stops."""
+        return {
+            "format": _STATE_FORMAT,
+            "params": self._params(),
+            "rule": self._rule.state_dict(),
+            "trials": list(self._added),
+            "stopped": dict(self._stopped),
+        }
+
+    def save(self, checkpoint_path: str) -> None:
+        """Write :meth:`state_dict` as JSON to ``checkpoint_path`` (``TrialScheduler.save``)."""
+        tmp = f"{checkpoint_path}.tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(self.state_dict(), fh)
+        os.replace(tmp, checkpoint_path)
+
+    def restore(self, checkpoint_path: str) -> None:
+        """Load a state written by :meth:`save` (``TrialScheduler.restore``). Its parameters
+        must be this scheduler's (``ValueError`` otherwise); the trials and curves replace
+        the current ones."""
+        with open(checkpoint_path, encoding="utf-8") as fh:
+            state = json.load(fh)
+        self._load_state(state, [])
+        if self._journal is not None:
+            self._journal.write_snapshot(self.state_dict())
+
+    # ------------------------------------------------------------------ plumbing
+    def _params(self) -> dict[str, Any]:
+        return {"time_attr": self._time_attr, "metric": self._metric}
+
+    def _ensure_started(self, trial: Trial) -> None:
+        if self._started:
+            return
+        if not self._metric or not self._mode:
+            raise missing_metric_or_mode(self, self._metric, self._mode)
+        self._rule.mode = self._mode
+        if self._state_path is None:
+            self._state_path = _default_state_path(trial, PRED_STATE_FILE_NAME)
+        journal = Journal(self._state_path, fsync=self._fsync) if self._state_path else None
+        if journal is not None and journal.exists():
+            state, records = journal.load()
+            if trial.trial_id in state.get("trials", []) or ["a", trial.trial_id] in records:
+                self._load_state(state, records)  # a resumed experiment: continue it
+                logger.info("PredStoppingScheduler continues from %s", self._state_path)
+            else:
+                kept = journal.set_aside()
+                logger.warning(
+                    "%s holds the state of an earlier experiment whose trials are not in this "
+                    "run: starting afresh (the old state is kept as %s)",
+                    self._state_path,
+                    kept,
+                )
+        self._journal = journal
+        self._started = True
+        if journal is not None:
+            journal.write_snapshot(self.state_dict())  # fresh, or compacted after a resume
+
+    def _load_state(self, state: Mapping[str, Any], records: list[list[Any]]) -> None:
+        if state.get("format") != _STATE_FORMAT:
+            raise ValueError(f"state format must be {_STATE_FORMAT!r}, got {state.get('format')!r}")
+        mine = {**self._params(), **self._rule.state_dict()["params"]}
+        saved = {**state["params"], **state["rule"]["params"]}
+        if self._mode is None:
+            mine.pop("mode")
+            saved.pop("mode", None)
+        differ = {k: (saved.get(k), v) for k, v in mine.items() if saved.get(k) != v}
+        if differ:
+            raise ValueError(
+                "the saved state was made with other scheduler arguments (saved, given): "
+                + ", ".join(f"{k}={a!r} vs {b!r}" for k, (a, b) in sorted(differ.items()))
+            )
+        rule = PredStoppingRule.from_state_dict(state["rule"])
+        added = {str(t): None for t in state["trials"]}
+        stopped = {str(t): int(s) for t, s in state["stopped"].items()}
+        for rec in records:
+            kind = rec[0]
+            if kind == "o":
+                rule.observe(rec[1], int(rec[2]), float(rec[3]))
+            elif kind == "a":
+                added[rec[1]] = None
+            elif kind == "s":
+                stopped[rec[1]] = int(rec[2])
+            else:
+                raise ValueError(f"unknown record {rec!r} in the state of {self._state_path}")
+        self._rule, self._added, self._stopped = rule, added, stopped
+        self._mode = rule.mode
+
+    def _observe(self, trial: Trial, result: Mapping[str, Any]) -> int | None:
+        """Give ``result`` to the rule; its step, or None if it lacks ``time_attr``/``metric``."""
+        metric = self._metric
+        if metric is None or self._time_attr not in result or metric not in result:
+            return None
+        step = check_int(f"result[{self._time_attr!r}]", result[self._time_attr], low=0)
+        try:
+            value = float(result[metric])
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"result[{metric!r}] of trial {trial.trial_id} must be a number, got "
+                f"{result[metric]!r}"
+            ) from None
+        tid = trial.trial_id
+        self._seen[tid] = result[self._time_attr]
+        self._rule.observe(tid, step, value)
+        self._record(["o", tid, step, value if math.isfinite(value) else str(value)])
+        return step
+
+    def _record(self, record: list[Any]) -> None:
+        journal = self._journal
+        if journal is None:
+            return
+        journal.append(record)
+        if journal.n_records >= _COMPACT_EVERY:
+            journal.write_snapshot(self.state_dict())

@@ -1,0 +1,253 @@
+"""PredStoppingScheduler with real Ray (local 2-CPU cluster): its stops are the core
+PredStoppingRule replayed on the results Ray delivered, with concurrent trials, metric/mode from
+TuneConfig, NaN metrics, bad input, save/restore and Tuner.restore after an interrupted run."""
+
+from __future__ import annotations
+
+import doctest
+import json
+import math
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Iterable
+
+import pytest
+import ray
+import ray.cloudpickle
+from ray import tune
+from ray.tune import Callback, Checkpoint
+
+import raytune_ext._pred_scheduler as pred_scheduler_module
+import raytune_ext._search_properties as search_properties_module
+from raytune_ext import PRED_STATE_FILE_NAME, PredStoppingScheduler
+from raytune_ext._journal import Journal
+from uvp_plugins.adacent.pred import PredStoppingRule
+
+pytestmark = pytest.mark.ray
+
+if __name__ in sys.modules:  # Ray workers cannot import this module: ship it by value
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+T = 12
+NAN_X = -1.0  # this configuration reports NaN at every step
+
+
+def loss_of(x: float, it: int) -> float:
+    """Decreasing learning curves whose final values are ordered by ``|x - 0.3|``."""
+    if x == NAN_X:
+        return math.nan
+    return (x - 0.3) ** 2 + 0.6 * 0.75**it
+
+
+def make_trainable(fail_dir: str | None = None, fail_at: int = 3) -> Callable[[dict], None]:
+    """Reports ``loss`` with a checkpoint per iteration. With ``fail_dir``, configurations with
+    ``x != 0.3`` raise once at iteration ``fail_at`` (a marker file remembers the failure)."""
+
+    def trainable(config: dict) -> None:
+        start = 0
+        ckpt = tune.get_checkpoint()
+        if ckpt is not None:
+            with ckpt.as_directory() as d, open(os.path.join(d, "it.json")) as fh:
+                start = int(json.load(fh)["it"])
+        x = float(config["x"])
+        for it in range(start + 1, T + 1):
+            if fail_dir is not None and x != 0.3 and it == fail_at:
+                marker = os.path.join(fail_dir, f"failed-{x}")
+                if not os.path.exists(marker):
+                    open(marker, "w").close()
+                    raise RuntimeError(f"x={x} fails once at iteration {it}")
+            with tempfile.TemporaryDirectory() as d:
+                with open(os.path.join(d, "it.json"), "w") as fh:
+                    json.dump({"it": it}, fh)
+                tune.report({"loss": loss_of(x, it)}, checkpoint=Checkpoint.from_directory(d))
+
+    return trainable
+
+
+class FileRecorder(Callback):
+    """Appends (trial_id, training_iteration, loss) of every result, in Ray's order, to a file
+    (a file, because Tuner.restore unpickles its own copy of the callbacks)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def on_trial_result(self, iteration: int, trials: list, trial, result: dict, **info) -> None:
+        with open(self.path, "a") as fh:
+            row = [trial.trial_id, result["training_iteration"], result["loss"]]
+            fh.write(json.dumps(row) + "\n")
+
+
+def read_rows(path: str) -> list[tuple[str, int, float]]:
+    with open(path) as fh:
+        return [(t, int(s), float(v)) for t, s, v in map(json.loads, fh)]
+
+
+def replay(
+    rows: Iterable[tuple[str, int, float]], delta: float, mode: str
+) -> dict[str, int]:
+    """The stops of the core rule fed the same results in the same order."""
+    rule = PredStoppingRule(T, delta, mode=mode)
+    stopped: dict[str, int] = {}
+    for tid, step, value in rows:
+        rule.observe(tid, step, value)
+        if step < T and rule.decide(tid):
+            stopped[tid] = step
+    return stopped
+
+
+def final_iterations(results) -> dict[str, int]:
+    return {r.metrics["trial_id"]: int(r.metrics["training_iteration"]) for r in results}
+
+
+def test_concurrent_trials_stop_as_the_core_rule_and_state_round_trips(
+    ray_cluster: str, tmp_path
+) -> None:
+    xs = [0.3, 0.9, NAN_X, 0.25, 0.6, 0.0, 0.32, 0.45]
+    rows_file = str(tmp_path / "rows.jsonl")
+    sched = PredStoppingScheduler(max_t=T, delta=0.1)  # metric and mode from TuneConfig
+    tuner = tune.Tuner(
+        make_trainable(),
+        param_space={"x": tune.grid_search(xs)},
+        tune_config=tune.TuneConfig(metric="loss", mode="min", scheduler=sched),
+        run_config=tune.RunConfig(
+            storage_path=str(tmp_path), name="exp", verbose=0, callbacks=[FileRecorder(rows_file)]
+        ),
+    )
+    results = tuner.fit()
+    assert not results.errors
+    rows = read_rows(rows_file)
+    expected = replay(rows, 0.1, "min")
+    assert sched.stopped_trials == expected
+    assert sched.rule.mode == "min"
+    # Ray's own records agree: a stopped trial ends at its stop step, the others at max_t.
+    finals = final_iterations(results)
+    assert finals == {tid: expected.get(tid, T) for tid in finals}
+    assert 3 <= len(expected) < len(xs)  # the test exercises both outcomes
+    nan_trial = next(r.metrics["trial_id"] for r in results if r.config["x"] == NAN_X)
+    assert expected[nan_trial] == 1  # never a finite value past the exploration depth: diverged
+    # Trials really ran at once (2 CPUs): the result spans of two trials overlap.
+    spans: dict[str, list[int]] = {}
+    for i, (tid, _, _) in enumerate(rows):
+        spans.setdefault(tid, [i, i])[1] = i
+    assert any(
+        a[0] < b[1] and b[0] < a[1] for a in spans.values() for b in spans.values() if a is not b
+    )
+    assert os.path.isfile(os.path.join(results.experiment_path, PRED_STATE_FILE_NAME))
+
+    # save / restore: the same JSON state and the same decisions
+    path = str(tmp_path / "pred.json")
+    sched.save(path)
+    clone = PredStoppingScheduler(metric="loss", mode="min", max_t=T, delta=0.1)
+    clone.restore(path)
+    assert clone.state_dict() == sched.state_dict()
+    assert clone.stopped_trials == expected
+    for tid in finals:
+        assert clone.rule.decide(tid) == sched.rule.decide(tid)
+    with pytest.raises(ValueError, match="delta=0.1 vs 0.2"):
+        PredStoppingScheduler(metric="loss", mode="min", max_t=T, delta=0.2).restore(path)
+    with pytest.raises(ValueError, match="max_resource=12 vs 13"):
+        PredStoppingScheduler(metric="loss", mode="min", max_t=13, delta=0.1).restore(path)
+
+
+def test_tuner_restore_continues_with_the_same_rule_state(ray_cluster: str, tmp_path) -> None:
+    xs = [0.3, 0.9, 0.0, 0.6, 0.5]
+    delta = 0.25  # never stops before step 3: the weak trials reach their failure
+    rows_file = str(tmp_path / "rows.jsonl")
+    fail_dir = tmp_path / "fail"
+    fail_dir.mkdir()
+    trainable = make_trainable(str(fail_dir))
+    tuner = tune.Tuner(
+        trainable,
+        param_space={"x": tune.grid_search(xs)},
+        tune_config=tune.TuneConfig(
+            scheduler=PredStoppingScheduler(metric="loss", mode="min", max_t=T, delta=delta)
+        ),
+        run_config=tune.RunConfig(
+            storage_path=str(tmp_path), name="exp", verbose=0, callbacks=[FileRecorder(rows_file)]
+        ),
+    )
+    first = tuner.fit()
+    assert len(first.errors) == 4  # the interrupted trials: errored after two results
+    first_rows = read_rows(rows_file)
+    n_first = len(first_rows)
+
+    restored = tune.Tuner.restore(first.experiment_path, trainable=trainable, resume_errored=True)
+    results = restored.fit()
+    assert not results.errors
+    rows = read_rows(rows_file)
+    second_rows = rows[n_first:]
+    assert second_rows and min(step for _, step, _ in second_rows) == 3  # from the checkpoints
+    expected = replay(rows, delta, "min")
+    finals = final_iterations(results)
+    assert finals == {tid: expected.get(tid, T) for tid in finals}
+    assert any(step >= 3 for step in expected.values())  # stops taken after the restore
+    # A scheduler that forgot the first run would decide otherwise on the same results.
+    assert replay(second_rows, delta, "min") != expected
+    # The journal holds every result of both runs.
+    state_file = os.path.join(first.experiment_path, PRED_STATE_FILE_NAME)
+    snapshot, records = Journal(state_file).load()
+    observed = [r[1:] for r in records if r[0] == "o"]
+    for trial, _last, points in snapshot["rule"]["trials"]:
+        observed += [[trial, s, v] for s, v in points]
+    assert sorted(map(tuple, observed)) == sorted(
+        (t, s, v) for t, s, v in rows
+    )  # nothing lost, nothing twice
+
+
+def test_missing_metric_or_mode_is_a_clear_error(ray_cluster: str, tmp_path) -> None:
+    with pytest.raises(Exception, match="needs `metric` and `mode`"):
+        tune.run(
+            make_trainable(),
+            config={"x": tune.grid_search([0.1])},
+            scheduler=PredStoppingScheduler(metric="loss", max_t=T),
+            storage_path=str(tmp_path),
+            name="nomode",
+            verbose=0,
+        )
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({}, TypeError, "max_t .* is required"),
+        ({"max_t": 1}, ValueError, "max_t must be"),
+        ({"max_t": 2.5}, ValueError, "max_t must be an int >= 2"),
+        ({"max_t": 10, "delta": 0.0}, ValueError, "delta"),
+        ({"max_t": 10, "delta": 1.0}, ValueError, "delta"),
+        ({"max_t": 10, "predictor": "median"}, ValueError, "predictor"),
+        ({"max_t": 10, "fraction": 0.0}, ValueError, "fraction"),
+        ({"max_t": 10, "mode": "avg"}, ValueError, "mode"),
+        ({"max_t": 10, "time_attr": ""}, TypeError, "time_attr"),
+        ({"max_t": 10, "metric": 3}, TypeError, "metric"),
+        ({"max_t": 10, "fsync": 1}, TypeError, "fsync"),
+    ],
+)
+def test_bad_arguments_name_the_argument(kwargs: dict, error: type, match: str) -> None:
+    with pytest.raises(error, match=match):
+        PredStoppingScheduler(**kwargs)
+
+
+def test_set_search_properties_follows_ray() -> None:
+    sched = PredStoppingScheduler(max_t=10)
+    assert sched.set_search_properties("acc", "max") and sched.metric == "acc"
+    assert sched.rule.mode == "max"
+    assert not PredStoppingScheduler(metric="a", max_t=10).set_search_properties("b", None)
+    only_mode = PredStoppingScheduler(max_t=10)
+    assert only_mode.set_search_properties(None, "min") and only_mode.metric == "_metric"
+    with pytest.raises(ValueError, match="mode"):
+        PredStoppingScheduler(max_t=10).set_search_properties("a", "avg")
+
+
+def test_docstring_examples_run(ray_cluster: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The example switches Ray Tune's logger callbacks off in os.environ: restored afterwards
+    # (later tests read Ray's result logs).
+    for name in ("TUNE_DISABLE_AUTO_CALLBACK_LOGGERS", "RAY_AIR_NEW_OUTPUT"):
+        # setenv records the value to restore (also "unset"); the example starts without it
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
+    result = doctest.testmod(pred_scheduler_module, optionflags=doctest.ELLIPSIS)
+    assert result.attempted >= 10 and result.failed == 0
+    result = doctest.testmod(search_properties_module)
+    assert result.attempted == 3 and result.failed == 0
+    assert os.environ["TUNE_DISABLE_AUTO_CALLBACK_LOGGERS"] == "1"  # (restored at teardown)
