@@ -127,10 +127,14 @@ def ray_x_order(
     return ray_config_order(hb, trials, lambda t: float(t.config["x"]))
 
 
-def run_and_summarise(max_t: Sequence[int], storage: str, name: str) -> dict[str, Any]:
+def run_and_summarise(
+    max_t: Sequence[int], storage: str, name: str, reuse_actors: bool = True
+) -> dict[str, Any]:
     """One ID-HB experiment on the connected Ray cluster (one CPU per trial) over ``grid(n)``,
     summarised as plain data: every evaluation of the core as ``[x, rung, value]``, its ledger
-    and incumbent, the Ray nodes each configuration trained on, the number of results."""
+    and incumbent, the Ray nodes each configuration trained on, the number of results.
+    ``reuse_actors=False`` gives every trial start its own actor (placed on a node with a free
+    CPU), so that short trials cannot all run on one reused actor of one node."""
     from raytune_ext import IterativeDeepeningHyperBandScheduler
 
     n = IterativeDeepeningHyperBandScheduler.num_samples_needed(list(max_t), 3)
@@ -153,7 +157,7 @@ def run_and_summarise(max_t: Sequence[int], storage: str, name: str) -> dict[str
         storage_path=storage,
         name=name,
         verbose=0,
-        reuse_actors=True,
+        reuse_actors=reuse_actors,
         resources_per_trial={"cpu": 1},
         callbacks=[rec, NodeLog()],
     )

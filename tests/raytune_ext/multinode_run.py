@@ -27,7 +27,9 @@ def main(argv: list[str]) -> None:
         cluster.add_node(**node_args)
         cluster.wait_for_nodes()
         ray.init(address=cluster.address, log_to_driver=False)
-        summary = run_and_summarise(max_t, storage, name)
+        # a new actor per trial start: with a reused actor, trials this short could all run on
+        # the node whose worker process started first (seen on a loaded machine)
+        summary = run_and_summarise(max_t, storage, name, reuse_actors=False)
         summary["nodes"] = sorted(n["NodeID"] for n in ray.nodes() if n["Alive"])
         with open(out, "w") as fh:
             json.dump(summary, fh)
