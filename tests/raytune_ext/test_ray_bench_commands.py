@@ -78,3 +78,35 @@ def test_stall_stopper_ends_only_after_the_timeout() -> None:
     fresh = StallStopper(stall_s=60)
     fresh("t", {})
     assert not fresh.stop_all() and not fresh.stalled
+
+
+_THREADS_PROBE = """
+import os, json, ray
+from uvp_plugins.bench.methods.ray_methods import quiet_local_ray
+
+@ray.remote(num_cpus=1)
+def threads():
+    return {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+
+with quiet_local_ray(num_cpus=2) as started:
+    print(json.dumps([started, ray.get(threads.remote())]))
+"""
+
+
+def test_quiet_local_ray_gives_each_trial_its_share_of_the_thread_budget() -> None:
+    # a harness worker with a budget of 2 threads starting a 2-CPU cluster: two trials run at
+    # once, so each trial actor gets 1 thread (2 x 2 on 2 cores made the demo's Ray runs 3x
+    # slower beside one other busy process)
+    import json
+    import subprocess
+    import sys
+
+    env = dict(os.environ, OMP_NUM_THREADS="2", OPENBLAS_NUM_THREADS="2", MKL_NUM_THREADS="2")
+    env.pop("RAY_ADDRESS", None)
+    proc = subprocess.run(
+        [sys.executable, "-c", _THREADS_PROBE], env=env, capture_output=True, text=True, timeout=180
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    started, seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert started is True
+    assert seen == {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}

@@ -86,7 +86,8 @@ def quiet_local_ray(num_cpus: int = 2) -> Iterator[bool]:
 
     Sets :data:`QUIET_TUNE_ENV` and the ``ray`` / ``ray.tune`` loggers to ERROR, starts
     ``ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)`` on 127.0.0.1
-    only when Ray is not initialised (shut down at exit, except in a harness worker:
+    (the trial actors' BLAS/OpenMP threads: this process's thread limit divided by ``num_cpus``,
+    at least 1) only when Ray is not initialised (shut down at exit, except in a harness worker:
     :data:`KEEP_CLUSTER_ENV`), and restores the environment and the logger levels at exit.
     Yields whether it started the cluster. Errors (failed trials, Ray errors) stay visible.
     """
@@ -100,6 +101,12 @@ def quiet_local_ray(num_cpus: int = 2) -> Iterator[bool]:
     try:
         if not ray.is_initialized():
             _loopback_only()
+            from uvp_plugins.bench.threads import THREAD_ENV_VARS, available_cores, resolve_threads
+
+            # every trial actor gets this process's thread budget divided by the trials that
+            # run at once (num_cpus), so that trials x threads <= cores
+            budget = min(resolve_threads(1), available_cores())
+            per_trial = str(max(1, budget // max(1, int(num_cpus))))
             ray.init(
                 # a new local cluster, never one found through RAY_ADDRESS or /tmp/ray (Ray
                 # refuses num_cpus when it connects to an existing cluster)
@@ -108,6 +115,7 @@ def quiet_local_ray(num_cpus: int = 2) -> Iterator[bool]:
                 include_dashboard=False,
                 log_to_driver=False,
                 logging_level=logging.ERROR,  # ray.init sets the "ray" logger to this level
+                runtime_env={"env_vars": dict.fromkeys(THREAD_ENV_VARS, per_trial)},
             )
             started = True
         for lg in loggers:
