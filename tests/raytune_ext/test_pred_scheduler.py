@@ -10,6 +10,7 @@ import math
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterable
 
 import pytest
@@ -40,11 +41,21 @@ def loss_of(x: float, it: int) -> float:
     return (x - 0.3) ** 2 + 0.6 * 0.75**it
 
 
-def make_trainable(fail_dir: str | None = None, fail_at: int = 3) -> Callable[[dict], None]:
+def make_trainable(
+    fail_dir: str | None = None, fail_at: int = 3, meet_dir: str | None = None
+) -> Callable[[dict], None]:
     """Reports ``loss`` with a checkpoint per iteration. With ``fail_dir``, configurations with
-    ``x != 0.3`` raise once at iteration ``fail_at`` (a marker file remembers the failure)."""
+    ``x != 0.3`` raise once at iteration ``fail_at`` (a marker file remembers the failure).
+    With ``meet_dir``, a trial reports its first result only once two trials have started (up
+    to 60 s): the first trial cannot finish before the second one's worker is up, so trials
+    really run at once on a 2-CPU cluster (without it, a cold cluster ran them one by one)."""
 
     def trainable(config: dict) -> None:
+        if meet_dir is not None:
+            open(os.path.join(meet_dir, f"started-{config['x']}"), "w").close()
+            deadline = time.monotonic() + 60
+            while len(os.listdir(meet_dir)) < 2 and time.monotonic() < deadline:
+                time.sleep(0.05)
         start = 0
         ckpt = tune.get_checkpoint()
         if ckpt is not None:
@@ -105,9 +116,11 @@ def test_concurrent_trials_stop_as_the_core_rule_and_state_round_trips(
 ) -> None:
     xs = [0.3, 0.9, NAN_X, 0.25, 0.6, 0.0, 0.32, 0.45]
     rows_file = str(tmp_path / "rows.jsonl")
+    meet_dir = tmp_path / "meet"
+    meet_dir.mkdir()
     sched = PredStoppingScheduler(max_t=T, delta=0.1)  # metric and mode from TuneConfig
     tuner = tune.Tuner(
-        make_trainable(),
+        make_trainable(meet_dir=str(meet_dir)),
         param_space={"x": tune.grid_search(xs)},
         tune_config=tune.TuneConfig(metric="loss", mode="min", scheduler=sched),
         run_config=tune.RunConfig(
