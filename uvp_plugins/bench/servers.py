@@ -30,6 +30,7 @@ Example::
 
 from __future__ import annotations
 
+import abc
 import argparse
 import contextlib
 import os
@@ -126,14 +127,17 @@ def _traversable_base(user: pwd.struct_passwd | None) -> Path:
 _S = TypeVar("_S", bound="_Server")
 
 
-class _Server:
-    """A server started by :meth:`start` and always stopped by :meth:`stop`; a context manager."""
+class _Server(abc.ABC):
+    """A server started by :meth:`start` and always stopped by :meth:`stop`; a context manager.
+    Subclasses: :class:`PostgresServer`, :class:`GrpcProxyServer`."""
 
+    @abc.abstractmethod
     def start(self: _S) -> _S:
-        raise NotImplementedError
+        """Start the server and wait until it accepts connections; returns ``self``."""
 
+    @abc.abstractmethod
     def stop(self) -> None:
-        raise NotImplementedError
+        """Stop the server (idempotent) and remove what it wrote."""
 
     def __enter__(self: _S) -> _S:
         return self.start()
