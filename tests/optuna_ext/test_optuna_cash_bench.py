@@ -2,39 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
+from shared_helpers import TinyCash
 
 from uvp_plugins.bench.context import RunContext
-from uvp_plugins.bench.problems.cash import CashProblem, SyntheticCash
+from uvp_plugins.bench.problems.cash import SyntheticCash
 from uvp_plugins.bench.registry import get_method
-from uvp_plugins.space import FloatParam
 
 pytestmark = pytest.mark.optuna
-
-
-class TinyCash(CashProblem):
-    """Two arms; 'bad' raises for x > 0.5 (a failing fit); 'nb' has no hyperparameters."""
-
-    name = "tiny-cash"
-
-    def __init__(self) -> None:
-        self.task = "t"
-        self._set_arms({
-            "good": [FloatParam("x", 0.0, 1.0)],
-            "bad": [FloatParam("x", 0.0, 1.0)],
-            "nb": [],
-        })
-        self.calls: list[dict[str, Any]] = []
-
-    def _loss(self, arm: str, params: dict[str, Any]) -> float:
-        self.calls.append({"algorithm": arm, **params})
-        if arm == "bad" and params["x"] > 0.5:
-            raise RuntimeError("fit failed")
-        if arm == "nb":
-            return 0.4
-        return 0.1 + abs(params["x"] - 0.3) + (0.2 if arm == "bad" else 0.0)
 
 
 def test_methods_are_registered_for_cash_problems() -> None:

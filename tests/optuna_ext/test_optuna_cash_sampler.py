@@ -21,6 +21,7 @@ import pytest
 from optuna.storages import JournalStorage
 from optuna.storages.journal import JournalFileBackend
 from optuna.trial import TrialState
+from shared_helpers import wait_for_workers
 
 from optuna_ext import MaxUCBCashSampler
 from optuna_ext._cash_sampler import ATTR_PULL
@@ -348,15 +349,7 @@ def test_two_processes_on_one_storage(
                          stderr=subprocess.PIPE, env=env)
         for _ in range(2)
     ]
-    try:
-        for p in procs:
-            _, err = p.communicate(timeout=120)
-            assert p.returncode == 0, err.decode()
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
+    wait_for_workers(procs, timeout=120)
     sampler = MaxUCBCashSampler(burn_in=3, seed=0)
     study = optuna.load_study(study_name="cash", storage=storage, sampler=sampler)
     _check_consistent(sampler, study, burn_in=3, n=30)

@@ -29,6 +29,7 @@ import pytest
 from optuna.storages import JournalStorage
 from optuna.storages.journal import JournalFileBackend
 from optuna.trial import TrialState
+from shared_helpers import wait_for_workers
 
 import optuna_ext._idhb_pruner as idhb_module
 from optuna_ext import IterativeDeepeningHyperbandPruner
@@ -370,18 +371,6 @@ def _workers(
     ]
 
 
-def _wait(procs: list[subprocess.Popen]) -> None:
-    try:
-        for p in procs:
-            _, err = p.communicate(timeout=180)
-            assert p.returncode == 0, err.decode()
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-
-
 def _trained(tmp_path: Path) -> list[tuple[int, int]]:
     out = []
     for log in tmp_path.glob("steps*.log"):
@@ -434,11 +423,11 @@ def test_two_processes_on_one_storage_run_at_9_then_continue_at_27(
     else:
         where, storage = _storage(tmp_path, backend, url)
     optuna.create_study(study_name="idhb", storage=storage)
-    _wait(_workers(tmp_path, where, backend, 9, 2))
+    wait_for_workers(_workers(tmp_path, where, backend, 9, 2))
     study = optuna.load_study(study_name="idhb", storage=storage)
     core9 = IterativeDeepeningHyperbandPruner(max_resource=9).core(study)
     assert core9.finished and core9.ledger.continuation == 69
-    _wait(_workers(tmp_path, where, backend, 27, 2))
+    wait_for_workers(_workers(tmp_path, where, backend, 27, 2))
     study = optuna.load_study(study_name="idhb", storage=storage)
     pruner = IterativeDeepeningHyperbandPruner(max_resource=27)
     core = check_against_offline_core(study, pruner, "efficient")
@@ -490,7 +479,7 @@ def test_a_killed_process_loses_nothing_with_heartbeat_and_retry(tmp_path: Path)
     proc.wait()
     running = [t.number for t in study.trials if t.state == TrialState.RUNNING]
     assert running, "the process was killed between trials; nothing to recover"
-    _wait(_workers(tmp_path, url, "heartbeat", 27, 1))
+    wait_for_workers(_workers(tmp_path, url, "heartbeat", 27, 1))
     study = optuna.load_study(study_name="idhb", storage=url)
     retried = [t for t in study.trials if RETRY_ATTR in t.system_attrs]
     assert {t.system_attrs[RETRY_ATTR] for t in retried} >= set(running)

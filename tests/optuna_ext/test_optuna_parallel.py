@@ -13,6 +13,7 @@ import pytest
 from optuna.storages import JournalStorage
 from optuna.storages.journal import JournalFileBackend
 from optuna.trial import TrialState
+from shared_helpers import wait_for_workers
 
 from optuna_ext import EnhancedAdaCentSampler, PredPruner
 
@@ -100,9 +101,7 @@ def test_two_processes_on_one_sqlite_storage(tmp_path: Path) -> None:
         subprocess.Popen([sys.executable, str(script), url, str(start)], stderr=subprocess.PIPE)
         for _ in range(2)
     ]
-    for p in procs:
-        _, err = p.communicate(timeout=120)
-        assert p.returncode == 0, err.decode()
+    wait_for_workers(procs, timeout=120)
     study = optuna.load_study(study_name="par", storage=url)
     trials = study.trials
     assert len(trials) == 30
@@ -199,9 +198,7 @@ def test_processes_with_an_instant_objective_never_share_a_configuration(tmp_pat
         )
         for _ in range(4)
     ]
-    for p in procs:
-        _, err = p.communicate(timeout=180)
-        assert p.returncode == 0, err.decode()
+    wait_for_workers(procs, timeout=180)
     trials = optuna.load_study(study_name="race", storage=storage).trials
     assert len(trials) == 160 and all(t.state == TrialState.COMPLETE for t in trials)
     params = [(t.params["x"], t.params["y"]) for t in trials]
