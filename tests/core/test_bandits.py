@@ -262,8 +262,10 @@ def test_bad_arguments_raise_clear_errors() -> None:
         MaxUCB(3, alpha=float("nan"))
     with pytest.raises(ValueError, match="n_arms"):
         MaxUCB(0)
-    with pytest.raises(TypeError, match="n_arms"):
+    with pytest.raises(ValueError, match="n_arms must be an int >= 1, got 2.5"):
         MaxUCB(2.5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="n_arms"):
+        MaxUCB("2")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="burn_in"):
         MaxUCB(2, burn_in=-1)
     with pytest.raises(ValueError, match="tau"):

@@ -132,14 +132,20 @@ def test_integer_log(x: int, base: int) -> None:
         ((5, 3, 2), ValueError, "max_budget"),  # max_budget < eta * min_budget
         ((16, 1, 1), ValueError, "eta"),
         ((16, 2, 0), ValueError, "min_budget"),
-        ((16.0, 2, 1), TypeError, "max_budget"),
-        ((16, 2.5, 1), TypeError, "eta"),
+        ((16, 2.5, 1), ValueError, "eta must be an int >= 2, got 2.5"),
+        (("16", 2, 1), TypeError, "max_budget"),
         ((True, 2, 1), TypeError, "max_budget"),
     ],
 )
 def test_bad_input(args: tuple, exc: type, word: str) -> None:
     with pytest.raises(exc, match=word):
         HyperbandSchedule(*args)
+
+
+def test_integral_floats_are_ints_as_everywhere_else() -> None:
+    sched = HyperbandSchedule(16.0, eta=2.0)
+    assert (sched.max_budget, sched.eta, sched.min_budget) == (16, 2, 1)
+    assert type(sched.max_budget) is int and sched.brackets == HyperbandSchedule(16, eta=2).brackets
 
 
 def test_budget_accessors_validate() -> None:
@@ -205,9 +211,9 @@ def test_deepening_ladder_bad_input(args: tuple, kwargs: dict, exc: type, match:
 @pytest.mark.parametrize(
     ("kwargs", "exc", "match"),
     [
-        ({"max_budget": float("nan")}, TypeError, "max_budget must be an int >= 1, got nan"),
-        ({"max_budget": 9, "eta": float("nan")}, TypeError, "eta must be an int >= 2, got nan"),
-        ({"max_budget": 9, "min_budget": float("nan")}, TypeError, "min_budget"),
+        ({"max_budget": float("nan")}, ValueError, "max_budget must be an int >= 1, got nan"),
+        ({"max_budget": 9, "eta": float("nan")}, ValueError, "eta must be an int >= 2, got nan"),
+        ({"max_budget": 9, "min_budget": float("nan")}, ValueError, "min_budget"),
         ({"max_budget": 9, "seed": -1}, ValueError, "seed must be an int >= 0, got -1"),
         ({"max_budget": 9, "seed": float("nan")}, TypeError, "seed must be an int >= 0, got nan"),
         ({"max_budget": 9, "seed": True}, TypeError, "seed must be an int >= 0, got True"),

@@ -122,14 +122,6 @@ class BanditPolicy(Protocol):
         ...
 
 
-def _check_int(name: str, value: Any, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an int >= {low}, got {value!r}")
-    if value < low:
-        raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
-    return int(value)
-
-
 def _check_nonneg_float(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise TypeError(f"{name} must be a finite float >= 0, got {value!r}")
@@ -197,10 +189,10 @@ class IndexPolicy(abc.ABC):
     kind: ClassVar[str] = "IndexPolicy"
 
     def __init__(self, n_arms: int, burn_in: int = 0, seed: int | None = None) -> None:
-        self.n_arms = _check_int("n_arms", n_arms, 1)
-        self.burn_in = _check_int("burn_in", burn_in, 0)
+        self.n_arms = check_int("n_arms", n_arms, low=1)
+        self.burn_in = check_int("burn_in", burn_in, low=0)
         if seed is not None:
-            seed = _check_int("seed", seed, 0)
+            seed = check_int("seed", seed, low=0)
         self.seed = seed
         #: recorded (arm, loss) pairs in arrival order
         self._history: list[tuple[int, float]] = []

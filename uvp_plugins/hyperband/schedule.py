@@ -24,22 +24,11 @@ bracket at the end, so positions are stable across deepening.
 
 from __future__ import annotations
 
-import operator
 from dataclasses import dataclass
 
+from uvp_plugins.validation import check_int
+
 __all__ = ["HyperbandSchedule", "BracketSpec", "RungSpec", "integer_log", "check_hyperband_args"]
-
-
-def _check_int(name: str, value: object, minimum: int) -> int:
-    if isinstance(value, bool):
-        raise TypeError(f"{name} must be an int >= {minimum}, got {value!r}")
-    try:
-        v = operator.index(value)  # type: ignore[arg-type]
-    except TypeError:
-        raise TypeError(f"{name} must be an int >= {minimum}, got {value!r}") from None
-    if v < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
-    return v
 
 
 def check_hyperband_args(
@@ -52,9 +41,9 @@ def check_hyperband_args(
         ValueError: ``eta < 2``, ``min_budget < 1`` or ``max_budget < eta * min_budget`` (a
             Hyperband needs at least two rungs: ``s_max >= 1``).
     """
-    eta_i = _check_int("eta", eta, 2)
-    min_i = _check_int("min_budget", min_budget, 1)
-    max_i = _check_int("max_budget", max_budget, 1)
+    eta_i = check_int("eta", eta, low=2)
+    min_i = check_int("min_budget", min_budget, low=1)
+    max_i = check_int("max_budget", max_budget, low=1)
     if max_i < eta_i * min_i:
         raise ValueError(
             f"max_budget must be >= eta * min_budget = {eta_i * min_i} (at least two rungs), "
