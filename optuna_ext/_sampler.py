@@ -415,7 +415,7 @@ class EnhancedAdaCentSampler(BaseSampler):
         engine.forget(trial._trial_id)
         pending = 0
         for t in study._storage.get_all_trials(study._study_id, deepcopy=False):
-            if t.number == trial.number or t._trial_id in told:
+            if t._trial_id in told or t.number == trial.number:
                 continue
             if t.state.is_finished():
                 told.add(t._trial_id)

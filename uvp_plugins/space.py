@@ -252,29 +252,56 @@ class SearchSpace:
 
     def from_unit(self, u: np.ndarray) -> list[dict[str, Any]]:
         """Configurations from unit coordinates (ints rounded, categoricals binned)."""
+        return self._decode(u)[0]
+
+    def decode_unit(self, u: np.ndarray) -> tuple[list[dict[str, Any]], np.ndarray]:
+        """``(from_unit(u), embed(from_unit(u)))`` in one pass, without reading the
+        configurations back (the samplers decode hundreds of candidates per step).
+
+        Example:
+            >>> space = SearchSpace([FloatParam("x", 1e-3, 1.0, log=True), IntParam("k", 1, 9)])
+            >>> configs, Z = space.decode_unit(np.array([[0.5, 0.5]]))
+            >>> configs[0]["k"], round(configs[0]["x"], 4), bool(np.array_equal(Z, space.embed(configs)))
+            (5, 0.0316, True)
+        """
+        configs, raw = self._decode(u)
+        return configs, self._embed_columns(raw, len(configs))
+
+    def _decode(self, u: np.ndarray) -> tuple[list[dict[str, Any]], list[np.ndarray]]:
+        """Configurations from unit coordinates, and each parameter's column as
+        :meth:`_raw_column` reads it back from them."""
         u = np.atleast_2d(np.asarray(u, dtype=float))
         if u.shape[1] != len(self.params):
             raise ValueError(f"expected unit coordinates of shape (n, {len(self.params)}), got {u.shape}")
         cols: list[list[Any]] = []
+        raws: list[np.ndarray] = []
         for j, p in enumerate(self.params):
             raw = p.from_unit(u[:, j])
             if isinstance(p, CategoricalParam):
                 cols.append([p.choices[int(i)] for i in raw])
+                # the index embed() reads back: the first choice equal to the decoded one
+                canonical = np.array([p.index(c) for c in p.choices], dtype=np.int64)
+                raws.append(canonical[raw])
             elif isinstance(p, IntParam):
                 cols.append([int(v) for v in raw])
+                raws.append(raw.astype(float))
             else:
                 cols.append([float(v) for v in raw])
-        return [{p.name: cols[j][i] for j, p in enumerate(self.params)} for i in range(u.shape[0])]
+                raws.append(np.asarray(raw, dtype=float))
+        configs = [{p.name: cols[j][i] for j, p in enumerate(self.params)} for i in range(u.shape[0])]
+        return configs, raws
 
     # --------------------------------------------------------------- embedding
     def embed(self, configs: Sequence[Mapping[str, Any]]) -> np.ndarray:
         """Distance embedding ``z`` (numeric: unit coordinate; categorical: one-hot / sqrt 2)."""
-        z = np.zeros((len(configs), self.embedding_dim))
+        return self._embed_columns([self._raw_column(p, configs) for p in self.params], len(configs))
+
+    def _embed_columns(self, raws: Sequence[np.ndarray], n: int) -> np.ndarray:
+        z = np.zeros((n, self.embedding_dim))
         col = 0
-        for p in self.params:
-            raw = self._raw_column(p, configs)
+        for p, raw in zip(self.params, raws, strict=True):
             if isinstance(p, CategoricalParam):
-                z[np.arange(len(configs)), col + raw.astype(np.int64)] = _SQRT_HALF
+                z[np.arange(n), col + raw.astype(np.int64)] = _SQRT_HALF
             else:
                 z[:, col] = p.to_unit(raw)
             col += p.width
@@ -330,7 +357,10 @@ def config_key(config: Mapping[str, Any], names: Sequence[str]) -> tuple[Any, ..
         >>> config_key({"c": True}, ["c"]) == config_key({"c": 1}, ["c"])
         False
     """
-    return tuple(_BoolValue(v) if isinstance(v, bool) else v for v in (config[n] for n in names))
+    values = [config[n] for n in names]
+    if bool in map(type, values):  # (a C-level scan: keys are built for every candidate)
+        return tuple(_BoolValue(v) if isinstance(v, bool) else v for v in values)
+    return tuple(values)
 
 
 def deduplicate_configs(

@@ -67,6 +67,27 @@ def test_taken_candidates_are_not_proposed_and_the_mesh_doubles() -> None:
     assert p.mesh.endswith(":16")  # 8 taken -> 16 Sobol points
 
 
+def test_a_configuration_is_free_again_once_no_trial_holds_it() -> None:
+    one = SearchSpace([CategoricalParam("c", ("a",))])
+    ea = OnlineEnhancedAdaCent(one, n_candidates=1, seed=0)
+    ea.tell(0, {"c": "a"})
+    ea.tell(1, {"c": "a"})  # two trials on one configuration
+    assert not ea.ask().free
+    ea.forget(0)
+    assert not ea.ask().free  # trial 1 still holds it
+    ea.forget(1)
+    assert ea.ask().free
+    two = SearchSpace([CategoricalParam("c", ("a", "b"))])
+    ea = OnlineEnhancedAdaCent(two, n_candidates=2, seed=0)
+    ea.tell(0, {"c": "a"})
+    ea.tell(1, {"c": "b"})
+    ea.tell(1, {"c": "a"})  # trial 1 moves: nobody holds "b" now
+    p = ea.ask()
+    assert p.free == (p.config == {"c": "b"})
+    ea.tell(2, {"c": "b"}, status="failed")  # a failed trial holds its configuration too
+    assert not ea.ask().free
+
+
 def test_a_small_discrete_space_repeats_once_exhausted() -> None:
     space = SearchSpace([CategoricalParam("c", ("a", "b")), IntParam("k", 1, 2)])
     ea = OnlineEnhancedAdaCent(space, n_candidates=8, seed=0)

@@ -38,6 +38,17 @@ def test_decode_encode_decode_is_identity(u: list[float]) -> None:
             assert config[name] == again[name]
 
 
+@given(st.lists(st.lists(st.floats(0.0, 1.0), min_size=7, max_size=7), min_size=1, max_size=20))
+@settings(max_examples=100, deadline=None)
+def test_decode_unit_equals_from_unit_then_embed(rows: list[list[float]]) -> None:
+    # a duplicated categorical choice (1 == 1.0) is embedded at the first equal choice's index
+    space = SearchSpace(list(_space().params) + [CategoricalParam("dup", (1, 1.0, "z"))])
+    u = np.array(rows)
+    configs, Z = space.decode_unit(u)
+    assert configs == space.from_unit(u)
+    assert np.array_equal(Z, space.embed(configs))
+
+
 @given(
     lr=st.floats(1e-5, 1e-1),
     dropout=st.floats(0.0, 0.9),

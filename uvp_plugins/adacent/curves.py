@@ -174,8 +174,15 @@ def pairwise_lipschitz(X: np.ndarray, values: np.ndarray) -> np.ndarray:
         # one common budget, all observed: worst ratio = min(v_i, v_j) / max(v_i, v_j)
         vi, vj = V[iu, 0], V[ju, 0]
         keep = dist > 0
-        worst = np.minimum(vi, vj)[keep] / np.maximum(vi, vj)[keep]
-        return np.maximum(0.0, (1.0 - worst) / dist[keep])
+        if not keep.all():
+            vi, vj, dist = vi[keep], vj[keep], dist[keep]
+        # in place on the fresh pair arrays (the same operations as the plain expression
+        # max(0, (1 - min/max) / dist), so the same values; fewer fresh pages per call)
+        eps = np.minimum(vi, vj)
+        eps /= np.maximum(vi, vj, out=vi)
+        np.subtract(1.0, eps, out=eps)
+        eps /= dist
+        return np.maximum(0.0, eps, out=eps)
     with np.errstate(invalid="ignore", divide="ignore"):
         r_ij = V[iu] / V[ju]  # (pairs, L), NaN where either is unobserved
         both = ~np.isnan(r_ij)

@@ -73,7 +73,7 @@ from uvp_plugins.adacent.surrogate import GaussianProcess, expected_improvement
 from uvp_plugins.space import CategoricalParam, SearchSpace
 from uvp_plugins.validation import check_float, check_int
 
-__all__ = ["Guidance", "GuidedModel", "local_candidates", "copula"]
+__all__ = ["Guidance", "GuidedModel", "local_candidates", "local_candidate_points", "copula"]
 
 
 @dataclass(frozen=True)
@@ -225,8 +225,19 @@ def local_candidates(
         >>> all(abs(c["x"] - 0.5) < 0.1 for c in near)
         True
     """
+    return local_candidate_points(space, configs, n, scales, rng)[0]
+
+
+def local_candidate_points(
+    space: SearchSpace,
+    configs: Sequence[Mapping[str, Any]],
+    n: int,
+    scales: Sequence[float],
+    rng: np.random.Generator,
+) -> tuple[list[dict[str, Any]], np.ndarray]:
+    """:func:`local_candidates` and their distance embedding (rows), decoded in one pass."""
     if n <= 0 or not configs:
-        return []
+        return [], np.empty((0, space.embedding_dim))
     U = space.to_unit(list(configs))
     base = U[np.arange(n) % len(configs)]
     s = np.asarray(scales, dtype=float)[np.arange(n) % len(scales)]
@@ -235,4 +246,4 @@ def local_candidates(
         if isinstance(p, CategoricalParam):
             flip = rng.random(n) < s
             out[:, j] = np.where(flip, rng.random(n), base[:, j])
-    return space.from_unit(out)
+    return space.decode_unit(out)

@@ -70,7 +70,7 @@ from typing import Any
 import numpy as np
 
 from uvp_plugins.adacent.curves import EPSILON_PERCENTILE, MAX_EPSILON_POINTS, resolve_epsilon
-from uvp_plugins.adacent.guidance import Guidance, GuidedModel, local_candidates
+from uvp_plugins.adacent.guidance import Guidance, GuidedModel, local_candidate_points
 from uvp_plugins.adacent.histories import finite_observations, value_at_depth
 from uvp_plugins.adacent.mesh import CandidateMesh, MeshLadder
 from uvp_plugins.adacent.pred import DELTA, check_delta, check_max_resource
@@ -117,6 +117,9 @@ class _Trial:
     number: int
     curve: dict[int, float] = field(default_factory=dict)
     final: float | None = None
+    #: ``(depth, value)`` of the last :meth:`OnlineEnhancedAdaCent._center_value` (a trial's
+    #: record is replaced, not changed, on every tell, so the memo never goes stale)
+    memo: tuple[int | None, float] | None = None
 
 
 class OnlineEnhancedAdaCent:
@@ -208,7 +211,9 @@ class OnlineEnhancedAdaCent:
         self._trials: dict[Hashable, _Trial] = {}
         self._next_number = 0
         self._eps_cache: tuple[tuple[Any, ...], float] | None = None
-        self._taken_keys: set[tuple[Any, ...]] | None = None
+        #: keys of the told trials' configurations, with how many trials hold each
+        self._taken_keys: set[tuple[Any, ...]] = set()
+        self._key_counts: dict[tuple[Any, ...], int] = {}
         #: the epsilon of the last enhanced step (``nan`` before one, or for plain k-center)
         self.last_epsilon = math.nan
 
@@ -276,13 +281,26 @@ class OnlineEnhancedAdaCent:
             points = {int(s): float(v) for s, v in zip(steps.tolist(), values.tolist(), strict=True)}
         fin = None if final is None or not math.isfinite(float(final)) else float(final)
         row = old.row if old is not None and old.config == cfg else self._embed([cfg])[0]
-        self._trials[key] = _Trial(cfg, config_key(cfg, self._names), row, status, number, points, fin)
-        self._taken_keys = None
+        ckey = old.ckey if old is not None and old.config == cfg else config_key(cfg, self._names)
+        if old is not None:
+            self._release(old.ckey)
+        self._trials[key] = _Trial(cfg, ckey, row, status, number, points, fin)
+        self._key_counts[ckey] = self._key_counts.get(ckey, 0) + 1
+        self._taken_keys.add(ckey)
 
     def forget(self, key: Hashable) -> None:
         """Drop trial ``key`` (unknown keys are ignored)."""
-        self._trials.pop(key, None)
-        self._taken_keys = None
+        old = self._trials.pop(key, None)
+        if old is not None:
+            self._release(old.ckey)
+
+    def _release(self, ckey: tuple[Any, ...]) -> None:
+        n = self._key_counts[ckey] - 1
+        if n:
+            self._key_counts[ckey] = n
+        else:
+            del self._key_counts[ckey]
+            self._taken_keys.discard(ckey)
 
     def _config(self, config: Mapping[str, Any]) -> dict[str, Any]:
         if self.space is None:
@@ -311,8 +329,14 @@ class OnlineEnhancedAdaCent:
         fixed_cfg = self._fixed(fixed)
         taken = self._taken()
         mesh, available = self._ladder.free_mesh(taken, fixed_cfg)
-        rows, values, eps = self._centers()
-        model = self._update_model()
+        # the centers: every non-failed trial (keys and records as two lists: no per-trial
+        # tuples, which at thousands of trials cost more in garbage collection than in use)
+        keys = [k for k, t in self._trials.items() if t.status != "failed"]
+        centers = [self._trials[k] for k in keys]
+        depth = self.depth()
+        raw = np.array([self._center_value(t, depth) for t in centers], dtype=float)
+        rows, values, eps = self._centers(keys, centers, raw)
+        model = self._update_model(centers, raw)
         reserved: list[np.ndarray] = []
         for r in range(pending):
             if available is not None and available.sum() <= 1:
@@ -364,26 +388,22 @@ class OnlineEnhancedAdaCent:
         return mesh.configs[i], int(i), "mesh"
 
     # -------------------------------------------------------------- guidance
-    def _update_model(self) -> GuidedModel | None:
-        """Fit the guidance surrogate to every non-failed trial's value at the depth (None
-        without guidance, without a search space, or before ``n_init`` valued trials)."""
+    def _update_model(self, centers: list[_Trial], raw: np.ndarray) -> GuidedModel | None:
+        """Fit the guidance surrogate to every center's (non-failed trial's) value at the depth
+        ``raw`` (None without guidance, without a search space, or before ``n_init`` valued
+        trials)."""
         if self._model is None or self.space is None:
             return None
-        depth = self.depth()
-        sign = 1.0 if self.maximize else -1.0
-        valued = []
-        for t in self._trials.values():
-            if t.status != "failed":
-                v = self._center_value(t, depth)
-                if math.isfinite(v):
-                    valued.append((t, sign * v))
-        if not valued:
+        valued = np.flatnonzero(np.isfinite(raw))
+        if not valued.size:
             return None
+        sign = 1.0 if self.maximize else -1.0
+        trials = [centers[i] for i in valued.tolist()]
         ok = self._model.update(
-            np.vstack([t.row for t, _ in valued]),
-            np.array([v for _, v in valued]),
-            np.array([t.number for t, _ in valued]),
-            [t.config for t, _ in valued],
+            np.array([t.row for t in trials], dtype=float),
+            sign * raw[valued],
+            np.array([t.number for t in trials]),
+            [t.config for t in trials],
         )
         return self._model if ok else None
 
@@ -403,15 +423,23 @@ class OnlineEnhancedAdaCent:
         assert self.space is not None
         idx = np.flatnonzero(available) if available is not None else np.arange(len(mesh.configs))
         rng = np.random.default_rng([self.seed, len(self._trials), round_])
+        near, near_Z = local_candidate_points(self.space, model.top, g.n_local, g.local_scales, rng)
+        if fixed_cfg:
+            near = [{**c, **fixed_cfg} for c in near]
         seen = set(taken)
         local: list[dict[str, Any]] = []
-        for c in local_candidates(self.space, model.top, g.n_local, g.local_scales, rng):
-            c = {**c, **fixed_cfg}
+        kept: list[int] = []
+        for j, c in enumerate(near):
             k = config_key(c, self._names)
             if k not in seen:
                 seen.add(k)
                 local.append(c)
-        Z = mesh.Z[idx] if not local else np.vstack([mesh.Z[idx], self._embed(local)])
+                kept.append(j)
+        if local:
+            local_Z = self._embed(local) if fixed_cfg else near_Z[kept]
+            Z = np.vstack([mesh.Z[idx], local_Z])
+        else:
+            Z = mesh.Z[idx]
         if Z.shape[0] == 0:  # nothing free: fall back to the mesh (configurations repeat)
             i = mesh.distances.next_center({}, None, math.inf)
             return mesh.configs[i], int(i), "mesh"
@@ -433,50 +461,55 @@ class OnlineEnhancedAdaCent:
         return out
 
     def _taken(self) -> set[tuple[Any, ...]]:
-        """Keys of every told trial's configuration (kept until the next tell or forget; the
+        """Keys of every told trial's configuration (kept up to date by tell and forget; the
         caller must not change the set)."""
-        if self._taken_keys is None:
-            self._taken_keys = {t.ckey for t in self._trials.values()}
         return self._taken_keys
 
     # --------------------------------------------------------------- centers
     def _center_value(self, t: _Trial, depth: int | None) -> float:
+        """A center's value (module doc: *Center values*), remembered per trial and depth."""
+        if t.memo is not None and t.memo[0] == depth:
+            return t.memo[1]
         if t.curve:
             if self.center_value == "last" or depth is None:
-                return value_at_depth(t.curve, max(t.curve), self.maximize)
-            return value_at_depth(t.curve, depth, self.maximize)
-        if t.status == "complete" and t.final is not None:
-            return t.final
-        return math.nan
+                v = value_at_depth(t.curve, max(t.curve), self.maximize)
+            else:
+                v = value_at_depth(t.curve, depth, self.maximize)
+        elif t.status == "complete" and t.final is not None:
+            v = t.final
+        else:
+            v = math.nan
+        t.memo = (depth, v)
+        return v
 
-    def _centers(self) -> tuple[dict[Hashable, np.ndarray], dict[Hashable, float] | None, float]:
-        """Rows of the centers (non-failed trials), their scores and epsilon."""
-        centers = [(k, t) for k, t in self._trials.items() if t.status != "failed"]
-        rows = {k: t.row for k, t in centers}
+    def _centers(
+        self, keys: list[Hashable], centers: list[_Trial], raw: np.ndarray
+    ) -> tuple[dict[Hashable, np.ndarray], dict[Hashable, float] | None, float]:
+        """Rows of the centers (non-failed trials, by key), their scores (from their values
+        ``raw``) and epsilon."""
+        rows = {k: t.row for k, t in zip(keys, centers, strict=True)}
         if not self.enhanced or not centers:
             return rows, None, math.inf
-        depth = self.depth()
-        raw = np.array([self._center_value(t, depth) for _, t in centers], dtype=float)
         if not np.any(np.isfinite(raw)):
             return rows, None, math.inf
         scores = positive_scores(raw, self.maximize)
-        values = {k: float(s) for (k, _), s in zip(centers, scores, strict=True)}
+        values = dict(zip(keys, scores.tolist(), strict=True))
         self.last_epsilon = self._epsilon(centers)
         return rows, values, self.last_epsilon
 
-    def _epsilon(self, centers: list[tuple[Hashable, _Trial]]) -> float:
+    def _epsilon(self, centers: list[_Trial]) -> float:
         """:func:`resolve_epsilon` over the finished, valued centers' curves, in trial order."""
         if not isinstance(self.epsilon, str):
             return float(self.epsilon)
         done = sorted(
-            (t for _, t in centers if t.status in _FINISHED and (t.curve or t.final is not None)),
+            (t for t in centers if t.status in _FINISHED and (t.curve or t.final is not None)),
             key=lambda t: t.number,
         )
         if len(done) < 2:
             return math.inf
         if len(done) > MAX_EPSILON_POINTS:  # evenly spaced in trial order (same in every process)
             done = [done[i] for i in np.linspace(0, len(done) - 1, MAX_EPSILON_POINTS).astype(int)]
-        ident = tuple((t.number, len(t.curve)) for t in done)
+        ident = (tuple(t.number for t in done), tuple(len(t.curve) for t in done))
         if self._eps_cache is not None and self._eps_cache[0] == ident:
             return self._eps_cache[1]
         steps = sorted({s for t in done for s in t.curve})
@@ -490,7 +523,7 @@ class OnlineEnhancedAdaCent:
         # one scale for every value (the ratios of Sec. 4.1 need positive, higher-is-better values)
         finite = np.isfinite(V)
         V[finite] = positive_scores(V[finite], self.maximize)
-        X = np.vstack([t.row for t in done])
+        X = np.array([t.row for t in done], dtype=float)
         eps = resolve_epsilon("auto", X, V, self.epsilon_percentile)
         self._eps_cache = (ident, eps)
         return eps

@@ -45,18 +45,19 @@ _SIGNAL_PRIOR = (0.0, 1.0)
 _JITTER = 1e-8
 
 
-def _matern52(r: np.ndarray) -> np.ndarray:
-    """``(1 + s + s^2/3) exp(-s)``, ``s = sqrt(5) r``; in place on temporaries (same operations
-    in the same order as the plain expression, so the same values)."""
-    s = _SQRT5 * r
-    out = 1.0 + s
+def _matern52(r: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``(1 + s + s^2/3) exp(-s)``, ``s = sqrt(5) r``; on temporaries in place (same operations
+    in the same order as the plain expression, so the same values). With ``out=r``, ``r`` is
+    overwritten (large arrays: fewer fresh pages to fault in)."""
+    s = np.multiply(_SQRT5, r, out=out)
+    res = 1.0 + s
     sq = s * s
     sq /= 3.0
-    out += sq
+    res += sq
     np.negative(s, out=s)
     np.exp(s, out=s)
-    out *= s
-    return out
+    res *= s
+    return res
 
 
 class GaussianProcess:
@@ -153,21 +154,37 @@ class GaussianProcess:
         D = A.shape[1]
         ls = np.exp(self.theta[:D])
         a, b = A / ls, B / ls
-        sq = (a * a).sum(1)[:, None] + (b * b).sum(1)[None, :] - 2.0 * a @ b.T
-        r = np.sqrt(np.maximum(sq, 0.0))
-        return math.exp(self.theta[D]) * _matern52(r)
+        # (a*a).sum(1)[:, None] + (b*b).sum(1)[None, :] - 2 a b^T, then sqrt(max(., 0)), then
+        # the kernel: in place on one (len(A), len(B)) array (same values, fewer fresh pages)
+        cross = a @ b.T
+        cross *= 2.0
+        r = (a * a).sum(1)[:, None] + (b * b).sum(1)[None, :]
+        r -= cross
+        np.maximum(r, 0.0, out=r)
+        np.sqrt(r, out=r)
+        k = _matern52(r, out=cross)
+        k *= math.exp(self.theta[D])
+        return k
 
     def predict(self, Xs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Posterior mean and standard deviation (of the latent function) at ``Xs``."""
+        Ks = self._cross(Xs)
+        return self._mean(Ks), self._std(Ks)
+
+    def _cross(self, Xs: np.ndarray) -> np.ndarray:
         if self.theta is None:
             raise RuntimeError("fit() first")
-        Xs = np.asarray(Xs, dtype=float)
-        Ks = self._kernel(Xs, self._X)
-        mean = Ks @ self._alpha
+        return self._kernel(np.asarray(Xs, dtype=float), self._X)
+
+    def _mean(self, Ks: np.ndarray) -> np.ndarray:
+        return self._y_mean + self._y_std * (Ks @ self._alpha)
+
+    def _std(self, Ks: np.ndarray) -> np.ndarray:
+        assert self.theta is not None
         v = solve_triangular(self._L, Ks.T, lower=True)
-        var = math.exp(self.theta[Xs.shape[1]]) - (v * v).sum(axis=0)
-        std = np.sqrt(np.maximum(var, 1e-12))
-        return self._y_mean + self._y_std * mean, self._y_std * std
+        v *= v
+        var = math.exp(self.theta[self._X.shape[1]]) - v.sum(axis=0)
+        return self._y_std * np.sqrt(np.maximum(var, 1e-12))
 
 
 def expected_improvement(mean: np.ndarray, std: np.ndarray, best: float) -> np.ndarray:
