@@ -9,7 +9,8 @@ the tests.
   ``$UVP_PG_USER``, else ``postgres``, else ``nobody``. :meth:`~PostgresServer.create_database`
   gives each run a fresh database.
 * :class:`GrpcProxyServer` - :func:`optuna.storages.run_grpc_proxy_server` in a child process
-  (``python -m uvp_plugins.bench.servers grpc-proxy``) in front of a storage URL, on a free
+  (``python -m uvp_plugins.bench.servers``, configured by environment variables; not a command
+  for users) in front of a storage URL, on a free
   loopback port; :meth:`~GrpcProxyServer.client` returns a
   :class:`~optuna.storages.GrpcStorageProxy`.
 
@@ -31,7 +32,6 @@ Example::
 from __future__ import annotations
 
 import abc
-import argparse
 import contextlib
 import os
 import pwd
@@ -55,7 +55,9 @@ __all__ = ["PostgresServer", "GrpcProxyServer", "free_port", "find_postgres_bin"
 LOOPBACK = "127.0.0.1"
 _PG_SUPERUSER = "uvp"
 #: the proxy's storage URL reaches the child process through this variable (it holds a password)
+#: the proxy child's storage URL and port (set by GrpcProxyServer.start)
 _STORAGE_ENV = "UVP_GRPC_PROXY_STORAGE"
+_PORT_ENV = "UVP_GRPC_PROXY_PORT"
 
 
 def free_port() -> int:
@@ -350,10 +352,9 @@ class GrpcProxyServer(_Server):
         for _ in range(3):
             port = free_port()
             self._proc = subprocess.Popen(
-                [sys.executable, "-m", "uvp_plugins.bench.servers", "grpc-proxy",
-                 "--host", self.host, "--port", str(port)],
+                [sys.executable, "-m", "uvp_plugins.bench.servers"],
                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                env={**os.environ, _STORAGE_ENV: self.storage_url},
+                env={**os.environ, _STORAGE_ENV: self.storage_url, _PORT_ENV: str(port)},
             )
             self.port = port
             try:
@@ -413,23 +414,18 @@ def _serve_grpc_proxy(storage_url: str, host: str, port: int) -> None:
     run_grpc_proxy_server(get_storage(storage_url), host=host, port=port)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m uvp_plugins.bench.servers")
-    sub = parser.add_subparsers(dest="command", required=True)
-    grpc = sub.add_parser("grpc-proxy", help="serve optuna.storages.run_grpc_proxy_server")
-    grpc.add_argument("--storage", default=None, help=f"RDB URL (default: ${_STORAGE_ENV})")
-    grpc.add_argument("--host", default=LOOPBACK)
-    grpc.add_argument("--port", type=int, required=True)
-    args = parser.parse_args(argv)
-    if args.host not in (LOOPBACK, "localhost", "::1"):
-        parser.error(f"--host must be a loopback address, got {args.host!r}")
-    url = args.storage or os.environ.get(_STORAGE_ENV)
-    if not url:
-        parser.error(f"give --storage or set {_STORAGE_ENV}")
+def _proxy_child() -> int:
+    """The proxy child process (``python -m uvp_plugins.bench.servers``, started by
+    :meth:`GrpcProxyServer.start`): serves ``$UVP_GRPC_PROXY_STORAGE`` on
+    ``127.0.0.1:$UVP_GRPC_PROXY_PORT`` until SIGTERM."""
+    url, port = os.environ.get(_STORAGE_ENV), os.environ.get(_PORT_ENV, "")
+    if not url or not port.isdigit():
+        print(f"set {_STORAGE_ENV} (an RDB URL) and {_PORT_ENV} (a port)", file=sys.stderr)
+        return 2
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    _serve_grpc_proxy(url, args.host, args.port)
+    _serve_grpc_proxy(url, LOOPBACK, int(port))
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(_proxy_child())
