@@ -69,7 +69,6 @@ class EnhancedAdaCentSearch(Searcher):
         .. code-block:: python
 
             import os
-import uuid
             os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # before Ray: 127.0.0.1 only
             os.environ["TUNE_DISABLE_AUTO_CALLBACK_LOGGERS"] = "1"  # no result files
             os.environ["RAY_AIR_NEW_OUTPUT"] = "0"  # no experiment table

@@ -22,6 +22,10 @@ Categorical values are held by index, so any Python object Ray accepts as a choi
 core's JSON state holds only numbers. Quantized log scales (``qloguniform``, ``qlograndint`` with
 ``q > 1``), normal distributions (``randn``, ``qrandn``), ``sample_from`` and ``grid_search``
 have no finite mesh here and are rejected with an error naming the parameter.
+
+The other direction, :func:`ray_param_space`, writes a :class:`SearchSpace` as Ray domains (for a
+caller that holds a :class:`SearchSpace`, e.g. ``uvp-bench``); read back by :class:`RaySpace` it
+gives the same numeric parameters (categoricals by index, as above).
 """
 
 from __future__ import annotations
@@ -47,7 +51,7 @@ from ray.tune.search.variant_generator import parse_spec_vars
 
 from uvp_plugins.space import CategoricalParam, FloatParam, IntParam, Param, SearchSpace
 
-__all__ = ["RaySpace"]
+__all__ = ["RaySpace", "ray_param_space"]
 
 _DELIMITER = "/"
 
@@ -289,3 +293,29 @@ def _lookup(config: Mapping[str, Any], path: tuple[str, ...], name: str) -> tupl
             return False, None
         node = node[part]
     return True, node
+
+
+def ray_param_space(space: SearchSpace) -> dict[str, Domain]:
+    """``space`` as a Ray Tune ``param_space``: ``tune.uniform`` / ``tune.loguniform`` for a
+    :class:`FloatParam`, ``tune.randint`` / ``tune.lograndint`` (upper bound exclusive) for an
+    :class:`IntParam`, ``tune.choice`` for a :class:`CategoricalParam`.
+
+    Example:
+        >>> space = SearchSpace([FloatParam("lr", 1e-4, 1e-1, log=True), IntParam("units", 16, 128)])
+        >>> RaySpace(ray_param_space(space)).space == space
+        True
+    """
+    from ray import tune
+
+    out: dict[str, Domain] = {}
+    for p in space.params:
+        if isinstance(p, FloatParam):
+            out[p.name] = tune.loguniform(p.low, p.high) if p.log else tune.uniform(p.low, p.high)
+        elif isinstance(p, IntParam):
+            make = tune.lograndint if p.log else tune.randint
+            out[p.name] = make(p.low, p.high + 1)
+        elif isinstance(p, CategoricalParam):
+            out[p.name] = tune.choice(list(p.choices))
+        else:  # pragma: no cover - the three kinds above are all SearchSpace holds
+            raise TypeError(f"parameter {p.name!r}: unknown kind {type(p).__name__}")
+    return out

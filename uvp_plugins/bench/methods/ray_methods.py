@@ -9,17 +9,22 @@
 * ``ray-pred``: :class:`raytune_ext.PredStoppingScheduler` (``max_t=T``, ``delta=0.1``, tail fit),
   the Pred stopping rule of AdaCent / Enhanced-AdaCent, asynchronous per trial;
 * ``ray-median``: Ray's ``MedianStoppingRule(time_attr="training_iteration", grace_period=1)``
-  (Ray's learning-curve-free stopping rule, the peer of ``ray-pred``).
+  (Ray's learning-curve-free stopping rule, the peer of ``ray-pred``);
+* ``ray-eadacent-pred``: :class:`raytune_ext.EnhancedAdaCentSearch` (``max_t=T``, default
+  guidance) choosing the configurations, under ``PredStoppingScheduler(max_t=T)``: the Optuna
+  sampler + pruner pair of ``optuna-eadacent-pred`` in Ray's idiom.
 
 The asynchronous methods (``ray-asha``, ``ray-pred``, ``ray-median``) draw the same
 configurations for a seed (random search), run two trials at a time and stop when the total
-budget ``B`` of iterations is spent: they are compared at equal total iterations.
+budget ``B`` of iterations is spent: they are compared at equal total iterations; so does
+``ray-eadacent-pred``, whose searcher chooses each configuration when Ray asks for a trial.
 
 Every Ray trial trains one configuration epoch by epoch, reporting ``{"value":
 problem.evaluate(config, epoch)}`` with a checkpoint per epoch (paused trials resume from it).
-The problem goes to the workers through ``tune.with_parameters``; for problems whose curves are
-cheap (surrogates such as YAHPO, whose ONNX session does not pickle) the raw curves of the drawn
-configurations are computed on the driver instead and shipped as an array.
+The problem goes to the workers through ``tune.with_parameters`` (a YAHPO surrogate pickles as
+its data folder and reopens its ONNX session once per worker process); for problems whose curves
+are cheap the raw curves of configurations drawn up front are computed on the driver instead and
+shipped as an array.
 The harness ledger is charged on the driver in a ``ray.tune.Callback.on_trial_result``:
 ``ctx.evaluate(trial_id, config, result["training_iteration"])`` (continuation: a trial pays only
 the epochs it trains). When the budget is used up the callback catches ``BudgetExhausted`` and a
@@ -155,21 +160,35 @@ def problem_trainable(
     """Function trainable: trains configuration ``config["idx"]`` epoch by epoch from its
     checkpoint, reporting ``value = problem.evaluate(config, epoch)`` (or the precomputed curve),
     ``epoch`` and ``first`` (the first epoch this training segment ran: > 1 after a resume)."""
+    idx = int(config["idx"])
+    if curves is not None:
+        _train(lambda epoch: float(curves[idx, epoch - 1]), max_budget)
+    else:
+        assert problem is not None and configs is not None
+        _train(lambda epoch: float(problem.evaluate(configs[idx], epoch)), max_budget)
+
+
+def searched_trainable(config: Mapping[str, Any], problem: Problem, max_budget: int) -> None:
+    """Function trainable for a searcher's configurations: ``config`` holds the problem's
+    parameters (:func:`raytune_ext._ray_space.ray_param_space`); reports as
+    :func:`problem_trainable` does."""
+    params = {name: config[name] for name in problem.space.names}
+    _train(lambda epoch: float(problem.evaluate(params, epoch)), max_budget)
+
+
+def _train(value_at: Callable[[int], float], max_budget: int) -> None:
+    """Report ``value_at(epoch)`` for the epochs after the trial's checkpoint, one checkpoint
+    per epoch."""
     from ray import tune
     from ray.tune import Checkpoint
 
-    idx = int(config["idx"])
     start = 0
     ckpt = tune.get_checkpoint()
     if ckpt is not None:
         with ckpt.as_directory() as d, open(os.path.join(d, "epoch.json")) as fh:
             start = int(json.load(fh)["epoch"])
     for epoch in range(start + 1, max_budget + 1):
-        if curves is not None:
-            value = float(curves[idx, epoch - 1])
-        else:
-            assert problem is not None and configs is not None
-            value = float(problem.evaluate(configs[idx], epoch))
+        value = value_at(epoch)
         with tempfile.TemporaryDirectory() as d:
             with open(os.path.join(d, "epoch.json"), "w") as fh:
                 json.dump({"epoch": epoch}, fh)
@@ -205,10 +224,13 @@ def run_ray_method(
     num_samples: int,
     tag: str,
     continue_to: int | None = None,
+    make_searcher: Callable[[], Any] | None = None,
 ) -> Any:
     """Spend ``ctx``'s budget with ``tune.run`` under the scheduler from ``make_scheduler``.
 
-    Returns the scheduler (for inspection). ``num_samples`` configurations are drawn. With
+    Returns the scheduler (for inspection). ``num_samples`` configurations are drawn up front,
+    or - with ``make_searcher`` - chosen one trial at a time by that Ray Tune searcher over the
+    problem's space (``ray_param_space``; the problem goes to the workers). With
     ``continue_to`` (an ``IterativeDeepeningHyperBandScheduler`` run only), the finished
     experiment is then continued to ``max_t=continue_to`` with
     :func:`raytune_ext.resume_with_larger_budget` (a second ``tune.run`` on the same
@@ -219,7 +241,7 @@ def run_ray_method(
     from ray.tune import Callback, Stopper
 
     problem = ctx.problem
-    configs = problem.space.sample(num_samples, ctx.rng(7919))
+    configs = [] if make_searcher is not None else problem.space.sample(num_samples, ctx.rng(7919))
 
     # Shared flag: the stopper is pickled into Ray's experiment state, so it must not hold ctx.
     flag = {"exhausted": False}
@@ -232,7 +254,10 @@ def run_ray_method(
         ) -> None:
             if flag["exhausted"]:
                 return
-            cfg = configs[int(trial.config["idx"])]
+            if configs:
+                cfg = configs[int(trial.config["idx"])]
+            else:  # a searcher's configuration
+                cfg = {name: trial.config[name] for name in problem.space.names}
             try:
                 ctx.evaluate(f"{tag}{trial.trial_id}", cfg, int(result["training_iteration"]))
             except BudgetExhausted:
@@ -248,23 +273,10 @@ def run_ray_method(
         def stop_all(self) -> bool:
             return self.state["exhausted"]
 
-    if problem.curve_is_cheap:
-        # Surrogates (YAHPO's ONNX session does not pickle): precompute the raw curves here and
-        # ship numbers to the workers; the values are problem.evaluate's.
-        curves: np.ndarray | None = np.array(
-            [problem.curve(c, problem.max_budget) for c in configs], dtype=float
-        )
-        shipped: tuple[Any, Any] = (None, None)
-    else:  # real training: the problem object goes to the workers (must pickle)
-        curves = None
-        shipped = (problem, configs)
-    trainable = tune.with_parameters(
-        problem_trainable,
-        problem=shipped[0],
-        configs=shipped[1],
-        curves=curves,
-        max_budget=problem.max_budget,
-    )
+    if make_searcher is not None:
+        trainable, run_config = _searched_trials(problem, make_searcher, num_samples)
+    else:
+        trainable, run_config = _drawn_trials(problem, configs)
 
     scheduler = make_scheduler()
     common: dict[str, Any] = {
@@ -280,12 +292,12 @@ def run_ray_method(
     ) as storage:
         analysis = tune.run(
             trainable,
-            config={"idx": tune.grid_search(list(range(num_samples)))},
             scheduler=scheduler,
             metric="value",
             mode=ctx.direction,
             storage_path=storage,
             name=f"{tag}seed{ctx.seed}",
+            **run_config,
             **common,
         )
         if continue_to is not None and not flag["exhausted"]:
@@ -294,6 +306,48 @@ def run_ray_method(
             ctx.notes["first_run_spent"] = ctx.ledger.spent
             resume_with_larger_budget(analysis.experiment_path, trainable, max_t=continue_to, **common)
     return scheduler
+
+
+def _drawn_trials(problem: Problem, configs: list[dict[str, Any]]) -> tuple[Any, dict[str, Any]]:
+    """The trainable and ``tune.run`` arguments for configurations drawn up front (one trial
+    per configuration, by index)."""
+    from ray import tune
+
+    if problem.curve_is_cheap:
+        # surrogates: the raw curves are computed here (one batched query per configuration)
+        # and shipped as numbers; the values are problem.evaluate's
+        curves: np.ndarray | None = np.array(
+            [problem.curve(c, problem.max_budget) for c in configs], dtype=float
+        )
+        shipped: tuple[Any, Any] = (None, None)
+    else:  # real training: the problem object goes to the workers (must pickle)
+        curves = None
+        shipped = (problem, configs)
+    trainable = tune.with_parameters(
+        problem_trainable,
+        problem=shipped[0],
+        configs=shipped[1],
+        curves=curves,
+        max_budget=problem.max_budget,
+    )
+    return trainable, {"config": {"idx": tune.grid_search(list(range(len(configs))))}}
+
+
+def _searched_trials(
+    problem: Problem, make_searcher: Callable[[], Any], num_samples: int
+) -> tuple[Any, dict[str, Any]]:
+    """The trainable and ``tune.run`` arguments for a searcher choosing up to ``num_samples``
+    configurations of the problem's space (the problem goes to the workers: it must pickle)."""
+    from ray import tune
+
+    from raytune_ext._ray_space import ray_param_space
+
+    trainable = tune.with_parameters(searched_trainable, problem=problem, max_budget=problem.max_budget)
+    return trainable, {
+        "config": ray_param_space(problem.space),
+        "search_alg": make_searcher(),
+        "num_samples": num_samples,
+    }
 
 
 def _n_native(ctx: RunContext) -> int:
@@ -436,4 +490,23 @@ def run_ray_median(ctx: RunContext) -> None:
         ),
         _n_native(ctx),
         "ray-median-",
+    )
+
+
+@register_method(
+    "ray-eadacent-pred",
+    "Ray Tune + EnhancedAdaCentSearch (default guidance, max_t=T) + PredStoppingScheduler "
+    "(max_t=T): the Optuna sampler + pruner pair as Ray searcher + scheduler",
+    requires=("ray",),
+    kind="ours",
+)
+def run_ray_eadacent_pred(ctx: RunContext) -> None:
+    from raytune_ext import EnhancedAdaCentSearch, PredStoppingScheduler
+
+    run_ray_method(
+        ctx,
+        lambda: PredStoppingScheduler(max_t=ctx.max_budget),
+        _n_native(ctx),
+        "ray-eadacent-pred-",
+        make_searcher=lambda: EnhancedAdaCentSearch(max_t=ctx.max_budget, seed=ctx.seed),
     )

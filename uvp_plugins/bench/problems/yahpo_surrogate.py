@@ -169,7 +169,13 @@ class YahpoSurrogate:
         #: the search space's parameters (instance and fidelities excluded), in the file's order
         self.params: list[Param] = [_param(hp) for hp in hps if hp["name"] not in skip]
         self.conditions: list[Condition] = [_condition(c) for c in space.get("conditions", [])]
+        self._folder = str(folder)
         self._session = self._open(files["model.onnx"])
+
+    def __reduce__(self) -> tuple[Any, tuple[str, str]]:
+        # an ONNX session does not pickle: a copy (e.g. in a Ray worker) reopens the folder,
+        # once per process (the cache of _surrogate_in)
+        return _surrogate_in, (self.scenario, self._folder)
 
     def _open(self, model: Path) -> Any:
         import onnxruntime as ort
@@ -234,7 +240,11 @@ class YahpoSurrogate:
             ) from None
 
 
-@functools.lru_cache(maxsize=16)
 def load_surrogate(scenario: str, data_path: str) -> YahpoSurrogate:
     """The scenario's surrogate from ``<data_path>/<scenario>`` (cached per process)."""
-    return YahpoSurrogate(scenario, Path(data_path) / scenario)
+    return _surrogate_in(scenario, str(Path(data_path) / scenario))
+
+
+@functools.lru_cache(maxsize=16)
+def _surrogate_in(scenario: str, folder: str) -> YahpoSurrogate:
+    return YahpoSurrogate(scenario, folder)
