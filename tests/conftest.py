@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+# helpers shared by the test folders (tests/helpers/shared_helpers.py); --import-mode=importlib
+# puts no test folder on sys.path, and tests/ itself must not be on it (tests/optuna_ext would
+# shadow the optuna_ext package)
+sys.path.insert(0, str(Path(__file__).resolve().parent / "helpers"))
 
 
 def yahpo_data_path() -> Path:

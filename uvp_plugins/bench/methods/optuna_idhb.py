@@ -43,7 +43,6 @@ import numpy as np
 
 from uvp_plugins.bench.context import RunContext
 from uvp_plugins.bench.ledger import BudgetExhausted
-from uvp_plugins.bench.methods.optuna_native import optuna_distributions
 from uvp_plugins.bench.registry import register_method
 from uvp_plugins.hyperband import HyperbandSchedule, integer_log
 
@@ -92,7 +91,9 @@ def _train(
     trial running when the steps spent reach ``step_cap`` is stopped there (told PRUNED)."""
     from optuna.trial import TrialState
 
-    distributions = optuna_distributions(ctx.problem.space)
+    from optuna_ext import to_distributions
+
+    distributions = to_distributions(ctx.problem.space)
     while not done():
         trial = study.ask(distributions)
         if trial.should_prune():  # no work for this trial (ID-HB); never True for Optuna's HB

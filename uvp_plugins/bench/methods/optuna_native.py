@@ -18,28 +18,8 @@ from typing import Any
 from uvp_plugins.bench.context import RunContext
 from uvp_plugins.bench.ledger import BudgetExhausted
 from uvp_plugins.bench.registry import register_method
-from uvp_plugins.space import CategoricalParam, FloatParam, IntParam, SearchSpace
 
-__all__ = ["optuna_distributions", "run_optuna_study"]
-
-
-def optuna_distributions(space: SearchSpace) -> dict[str, Any]:
-    """Optuna distributions for a :class:`~uvp_plugins.space.SearchSpace` (same scales)."""
-    from optuna.distributions import (
-        CategoricalDistribution,
-        FloatDistribution,
-        IntDistribution,
-    )
-
-    out: dict[str, Any] = {}
-    for p in space.params:
-        if isinstance(p, FloatParam):
-            out[p.name] = FloatDistribution(p.low, p.high, log=p.log)
-        elif isinstance(p, IntParam):
-            out[p.name] = IntDistribution(p.low, p.high, log=p.log)
-        elif isinstance(p, CategoricalParam):
-            out[p.name] = CategoricalDistribution(p.choices)
-    return out
+__all__ = ["run_optuna_study"]
 
 
 def run_optuna_study(ctx: RunContext, sampler: Any, pruner: Any | None) -> Any:
@@ -53,7 +33,9 @@ def run_optuna_study(ctx: RunContext, sampler: Any, pruner: Any | None) -> Any:
         pruner=pruner if pruner is not None else optuna.pruners.NopPruner(),
         study_name=f"uvp-bench-seed{ctx.seed}",
     )
-    distributions = optuna_distributions(ctx.problem.space)
+    from optuna_ext import to_distributions
+
+    distributions = to_distributions(ctx.problem.space)
     T = ctx.max_budget
     while not ctx.exhausted:
         trial = study.ask(distributions)

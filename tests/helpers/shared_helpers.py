@@ -1,5 +1,5 @@
-"""Helpers shared by tests in several folders (``tests/`` is on ``sys.path`` through its
-``conftest.py``): a tiny CASH problem and the wait for worker processes."""
+"""Helpers shared by tests in several folders (``tests/conftest.py`` puts ``tests/helpers`` on
+``sys.path``): a tiny CASH problem and the wait for worker processes."""
 
 from __future__ import annotations
 
