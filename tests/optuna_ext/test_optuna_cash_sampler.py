@@ -403,7 +403,8 @@ def test_restart_from_storage_gives_the_uninterrupted_sequence(tmp_path: Path) -
 
     once = run("once", 30)
     run("twice", 0)  # an empty study on the storage the restart uses
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    # the worker imports this module, which imports tests/helpers/shared_helpers
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests" / "helpers")])}
     done = subprocess.run(  # the first 12 trials in another process
         [sys.executable, "-c", RESTART_WORKER, str(tmp_path / "twice.log"), str(Path(__file__).parent)],
         capture_output=True, env=env, timeout=120,
