@@ -75,6 +75,7 @@ from uvp_plugins.adacent.histories import finite_observations, value_at_depth
 from uvp_plugins.adacent.mesh import CandidateMesh, MeshLadder
 from uvp_plugins.adacent.pred import DELTA, check_delta, check_max_resource
 from uvp_plugins.adacent.value_scale import positive_scores
+from uvp_plugins.blas import single_thread_blas
 from uvp_plugins.space import SearchSpace, config_key
 from uvp_plugins.validation import check_bool, check_choice, check_float, check_int, check_seed
 
@@ -324,8 +325,15 @@ class OnlineEnhancedAdaCent:
             fixed: parameter values that are fixed for this trial (e.g. enqueued by the user);
                 the candidates take these values.
             key: if given, the proposal is told right away as a running trial under ``key``.
+
+        The step's linear algebra runs with one BLAS thread (:mod:`uvp_plugins.blas`: at these
+        matrix sizes more threads cost time, 16.0 vs 9.7 ms per trial at 1000 trials on 2 cores).
         """
         pending = check_int("pending", pending, low=0)
+        with single_thread_blas():
+            return self._ask(pending, fixed, key)
+
+    def _ask(self, pending: int, fixed: Mapping[str, Any] | None, key: Hashable | None) -> Proposal:
         fixed_cfg = self._fixed(fixed)
         taken = self._taken()
         mesh, available = self._ladder.free_mesh(taken, fixed_cfg)
