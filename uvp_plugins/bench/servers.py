@@ -54,8 +54,8 @@ __all__ = ["PostgresServer", "GrpcProxyServer", "free_port", "find_postgres_bin"
 
 LOOPBACK = "127.0.0.1"
 _PG_SUPERUSER = "uvp"
-#: the proxy's storage URL reaches the child process through this variable (it holds a password)
-#: the proxy child's storage URL and port (set by GrpcProxyServer.start)
+#: the proxy child's storage URL and port (set by GrpcProxyServer.start; the URL goes through the
+#: environment, not the command line, because it holds a password)
 _STORAGE_ENV = "UVP_GRPC_PROXY_STORAGE"
 _PORT_ENV = "UVP_GRPC_PROXY_PORT"
 
