@@ -8,6 +8,7 @@ from shared_helpers import TinyCash
 from uvp_plugins.bench.context import RunContext
 from uvp_plugins.bench.problems.cash import SyntheticCash
 from uvp_plugins.bench.registry import get_method
+from uvp_plugins.space import FloatParam
 
 pytestmark = pytest.mark.optuna
 
@@ -50,3 +51,30 @@ def test_maxucb_method_round_robins_first_and_survives_failing_fits() -> None:
     assert arms.count("good") > arms.count("bad")
     crashed = [c for c in problem.calls if c["algorithm"] == "bad" and c["x"] > 0.5]
     assert len(ctx.ledger.curve) == 24 - len(crashed)  # failed fits are paid, not scored
+
+
+class TwoClasses(TinyCash):
+    """'good' is better than 'worse' everywhere (the calls are recorded in order)."""
+
+    def __init__(self) -> None:
+        super().__init__({"good": [FloatParam("x", 0.0, 1.0)], "worse": [FloatParam("x", 0.0, 1.0)]})
+
+    def _loss(self, arm: str, params: dict) -> float:
+        self.calls.append({"algorithm": arm, **params})
+        return abs(params["x"] - 0.3) + (0.0 if arm == "good" else 0.5)
+
+
+def test_burn_in_method_goes_round_robin_for_ten_rounds_then_follows_maxucb() -> None:
+    spec = get_method("optuna-maxucb-cash-burnin")
+    assert spec.kind == "ours" and spec.problem_kinds == ("cash",)
+    problem = TwoClasses()
+    spec.run(RunContext(problem, total_budget=40, seed=3))
+    arms = [c["algorithm"] for c in problem.calls]
+    assert len(arms) == 40
+    # every class exactly 10 times in the burn-in (Alg. E.1), then mostly the better class
+    assert arms[:20].count("good") == arms[:20].count("worse") == 10
+    assert arms[20:].count("good") > arms[20:].count("worse")
+    plain = TwoClasses()
+    get_method("optuna-maxucb-cash").run(RunContext(plain, total_budget=40, seed=3))
+    # without burn-in MaxUCB leaves round robin within the first 20 trials
+    assert [c["algorithm"] for c in plain.calls][:20].count("good") > 10

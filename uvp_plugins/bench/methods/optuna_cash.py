@@ -1,4 +1,5 @@
-"""CASH benchmark methods through Optuna: ``optuna-maxucb-cash`` (ours) and ``optuna-tpe-cash``.
+"""CASH benchmark methods through Optuna: ``optuna-maxucb-cash`` (ours, also with a burn-in) and
+``optuna-tpe-cash``.
 
 Both run an Optuna study (in-memory storage) on a
 :class:`~uvp_plugins.bench.problems.cash.CashProblem` with the define-by-run objective an Optuna
@@ -11,6 +12,9 @@ ask/tell, so its ledger stays in control: trial ``n`` is charged with
 
 * ``optuna-maxucb-cash``: :class:`optuna_ext.MaxUCBCashSampler` with its defaults (MaxUCB with
   ``alpha = 0.5``, no burn-in, Optuna's ``TPESampler`` with its defaults per model class).
+* ``optuna-maxucb-cash-burnin``: the same with ``burn_in=10`` (Alg. E.1): the first ``10 K``
+  trials go round robin, so each class's TPE has left its 10 random start-up trials before
+  MaxUCB compares the classes.
 * ``optuna-tpe-cash``: Optuna's ``TPESampler`` with its defaults on the joint conditional space,
   the way Optuna users do CASH.
 
@@ -54,8 +58,9 @@ def suggest_cash_config(trial: Any, problem: Any) -> dict[str, Any]:
     return config
 
 
-def run_optuna_cash(ctx: RunContext, sampler: str) -> None:
-    """One run: an Optuna study with ``sampler`` (``"maxucb"`` or ``"tpe"``) for ``T`` trials."""
+def run_optuna_cash(ctx: RunContext, sampler: str, burn_in: int = 0) -> None:
+    """One run: an Optuna study with ``sampler`` (``"maxucb"`` or ``"tpe"``) for ``T`` trials
+    (``burn_in``: ``MaxUCBCashSampler``'s burn-in rounds)."""
     import optuna
 
     from optuna_ext import MaxUCBCashSampler
@@ -67,7 +72,9 @@ def run_optuna_cash(ctx: RunContext, sampler: str) -> None:
                             f"{attr!r}); the optuna CASH methods need a CashProblem (kind 'cash')")
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     if sampler == "maxucb":
-        chosen: optuna.samplers.BaseSampler = MaxUCBCashSampler(problem.selector, seed=ctx.seed)
+        chosen: optuna.samplers.BaseSampler = MaxUCBCashSampler(
+            problem.selector, seed=ctx.seed, burn_in=burn_in
+        )
     elif sampler == "tpe":
         chosen = optuna.samplers.TPESampler(seed=ctx.seed)
     else:
@@ -101,6 +108,20 @@ register_method(
     kind="ours",
     problem_kinds=("cash",),
 )(lambda ctx: run_optuna_cash(ctx, "maxucb"))
+
+#: TPESampler's n_startup_trials: with this burn-in every class's TPE has left its random start
+#: before MaxUCB judges the classes (the Optuna analogue of the SMAC intensifier's
+#: burn_in="initial_design", docs/results/smac_maxucb.md)
+TPE_STARTUP_TRIALS = 10
+
+register_method(
+    "optuna-maxucb-cash-burnin",
+    "optuna_ext.MaxUCBCashSampler(burn_in=10): MaxUCB judges the classes after each class's TPE "
+    "start-up (10 round-robin rounds, Alg. E.1)",
+    requires=("optuna",),
+    kind="ours",
+    problem_kinds=("cash",),
+)(lambda ctx: run_optuna_cash(ctx, "maxucb", burn_in=TPE_STARTUP_TRIALS))
 
 register_method(
     "optuna-tpe-cash",
