@@ -108,22 +108,18 @@ def limit_threads(threads: int) -> Any:
     """Limit every thread pool already loaded in this process to ``threads`` (threadpoolctl).
 
     Pools loaded later read their size from the environment (:func:`worker_thread_env`).
-    Returns threadpoolctl's limiter, or None when threadpoolctl is not installed."""
+    Returns threadpoolctl's limiter (threadpoolctl is a core dependency: ``uvp_plugins.blas``)."""
+    from threadpoolctl import threadpool_limits
+
     threads = check_int("threads", threads, low=1)
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - installed with scikit-learn (extra 'bench')
-        return None
     return threadpool_limits(limits=threads)
 
 
 def thread_pool_sizes() -> dict[str, int]:
     """The size of every thread pool loaded in this process, by API (``"blas"``,
     ``"openmp"``): the largest one per API, as threadpoolctl reports them."""
-    try:
-        from threadpoolctl import threadpool_info
-    except ImportError:  # pragma: no cover
-        return {}
+    from threadpoolctl import threadpool_info
+
     out: dict[str, int] = {}
     for pool in threadpool_info():
         api = str(pool.get("user_api"))
