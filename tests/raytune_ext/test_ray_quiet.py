@@ -10,10 +10,13 @@ messages they printed before, each fixed where it arises:
 * "Exception ignored in ... sigterm_handler ... SystemExit: 1": without ``reuse_actors`` every
   pause ends the trial's worker process, and Ray removes its placement group while the process
   is still exiting, which sends it a SIGTERM (reproduced with a bare actor in a placement
-  group); the snippet and the resume helper reuse actors;
+  group); the snippet and the resume helper reuse actors. Tune still stops its cached workers
+  and removes their groups together at the end of every experiment, which printed the same lines
+  in 1 of 26 runs, so the snippet keeps the workers' output in their log files
+  (``log_to_driver=False``), as the example does;
 * coloured "(trainable pid=...) Checkpoint successfully created" lines: Ray's INFO log of every
   persisted checkpoint, forwarded from the workers; the snippet sets Ray's log level to WARNING
-  (``ray.LoggingConfig``), the example also keeps the workers' output in their log files.
+  (``ray.LoggingConfig``).
 
 Allowed are what Ray 2.60 prints for every program, with or without this plugin: its notice
 when ``ray.init`` starts a local cluster without ``RAY_AUTH_MODE``, and the experiment box and
