@@ -1,0 +1,113 @@
+"""Issue 17, rbv2_xgboost at 25 % of B: what the sampler's first trials are worth, per scenario.
+
+An analysis, not a tuning run: nothing here chooses a setting. For every task it draws 256
+uniform configurations and reads their curves from the YAHPO surrogate (monotone envelope), then
+reports
+
+* ``rho``: Spearman's rank correlation, over those configurations, between the value at the
+  exploration depth ``floor(0.1 T)`` and the value at ``T`` - what PredPruner and the guidance
+  model rely on;
+* ``first``: the percentile (among the 256) of the value at ``T`` of the sampler's first trial
+  (the candidate nearest the mesh's centroid; it trains to ``T`` because nothing is there to
+  prune it against);
+* ``cover``: the mean percentile of trials 2-10, the Enhanced-KCenter coverage steps (each told
+  its curve up to the depth, as a pruned trial), against 50 for uniform random configurations.
+
+Second, from the runs of a ``uvp-bench run`` directory, how many evaluations each method
+started within a fraction of B and how many of them reached ``T`` (a new evaluation: a step not
+above the previous one, or a jump of more than one unit of budget, as a from-scratch
+evaluation at a larger budget is charged at once).
+
+Usage (``UVP_YAHPO_DATA`` set), seeds 0-4::
+
+    python docs/results/scripts/early_budget.py values lcbench first:17
+    python docs/results/scripts/early_budget.py starts issue17/rbv2_xgboost 0.25 optuna-gp,random
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+from scipy.stats import spearmanr
+
+from uvp_plugins.adacent.online import OnlineEnhancedAdaCent
+from uvp_plugins.bench.problems.yahpo import YahpoProblem, yahpo_surrogate
+
+N_RANDOM, N_FIRST, SEEDS = 256, 10, range(5)
+
+
+def task_figures(scenario: str, task: str) -> tuple[float, float, float]:
+    problem = YahpoProblem(scenario, task)
+    T = problem.max_budget
+    depth = max(1, math.floor(0.1 * T))
+    rho, first, cover = [], [], []
+    for seed in SEEDS:
+        pool = problem.space.sample(N_RANDOM, rng=seed)
+        env = np.maximum.accumulate(np.array([problem.curve(c) for c in pool]), axis=1)
+        at_T = env[:, -1]
+        rho.append(spearmanr(env[:, depth - 1], at_T).statistic)
+        ea = OnlineEnhancedAdaCent(problem.space, max_resource=T, seed=seed)
+        pct = []
+        for t in range(N_FIRST):
+            config = ea.ask().config
+            curve = np.maximum.accumulate(problem.curve(config))
+            pct.append(100.0 * float(np.mean(at_T < curve[-1])))
+            ea.tell(
+                t, config, status="pruned", curve={b + 1: float(curve[b]) for b in range(depth)}
+            )
+        first.append(pct[0])
+        cover.append(float(np.mean(pct[1:])))
+    return float(np.mean(rho)), float(np.mean(first)), float(np.mean(cover))
+
+
+def starts(run_dir: str, fraction: float, method: str) -> tuple[int, float, float]:
+    """Runs, mean evaluations started and mean evaluations that reached ``T`` within
+    ``fraction`` of B, for one method's runs under ``run_dir`` (``<out>/<problem>``)."""
+    started, full = [], []
+    for path in sorted(Path(run_dir).glob(f"*/{method}/*.csv")):
+        budget = json.loads(path.with_suffix(".json").read_text())["total_budget"]
+        rows = list(csv.DictReader(path.open()))
+        T = max(int(r["budget"]) for r in rows)
+        n = n_full = 0
+        prev_step, prev_spent = None, 0.0
+        for r in rows:
+            spent, step = float(r["spent"]), int(r["budget"])
+            if spent > fraction * budget:
+                break
+            if prev_step is None or step <= prev_step or spent - prev_spent > 1.5:
+                n += 1
+            n_full += step == T
+            prev_step, prev_spent = step, spent
+        started.append(n)
+        full.append(n_full)
+    return len(started), float(np.mean(started)), float(np.mean(full))
+
+
+def values(scenario: str, tasks: str) -> None:
+    names = list(yahpo_surrogate(scenario).instances)
+    chosen = names[: int(tasks[6:])] if tasks.startswith("first:") else tasks.split(",")
+    rows = np.array([task_figures(scenario, t) for t in chosen])
+    se = rows.std(axis=0, ddof=1) / math.sqrt(len(rows)) if len(rows) > 1 else np.zeros(3)
+    print(
+        f"{scenario} ({len(rows)} tasks x {len(SEEDS)} seeds): "
+        + ", ".join(
+            f"{k} {m:.2f} ± {s:.2f}"
+            for k, m, s in zip(("rho", "first", "cover"), rows.mean(0), se, strict=True)
+        )
+    )
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "values":
+        values(sys.argv[2], sys.argv[3])
+    else:
+        for m in sys.argv[4].split(","):
+            runs, mean_started, mean_full = starts(sys.argv[2], float(sys.argv[3]), m)
+            print(
+                f"{m}: {runs} runs, {mean_started:.1f} evaluations started, {mean_full:.2f} reached T"
+            )
