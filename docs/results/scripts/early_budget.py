@@ -11,7 +11,9 @@ reports
   (the candidate nearest the mesh's centroid; it trains to ``T`` because nothing is there to
   prune it against);
 * ``cover``: the mean percentile of trials 2-10, the Enhanced-KCenter coverage steps (each told
-  its curve up to the depth, as a pruned trial), against 50 for uniform random configurations.
+  its curve up to the depth, as a pruned trial), against 50 for uniform random configurations;
+* ``best10``: the percentile of the best of trials 1-10, and ``random10`` that of the best of
+  10 of the 256 random configurations (drawn without replacement).
 
 Second, from the runs of a ``uvp-bench run`` directory, how many evaluations each method
 started within a fraction of B and how many of them reached ``T`` (a new evaluation: a step not
@@ -39,13 +41,14 @@ from uvp_plugins.adacent.online import OnlineEnhancedAdaCent
 from uvp_plugins.bench.problems.yahpo import YahpoProblem, yahpo_surrogate
 
 N_RANDOM, N_FIRST, SEEDS = 256, 10, range(5)
+FIGURES = ("rho", "first", "cover", "best10", "random10")
 
 
-def task_figures(scenario: str, task: str) -> tuple[float, float, float]:
+def task_figures(scenario: str, task: str) -> tuple[float, ...]:
     problem = YahpoProblem(scenario, task)
     T = problem.max_budget
     depth = max(1, math.floor(0.1 * T))
-    rho, first, cover = [], [], []
+    rho, first, cover, best10, random10 = [], [], [], [], []
     for seed in SEEDS:
         pool = problem.space.sample(N_RANDOM, rng=seed)
         env = np.maximum.accumulate(np.array([problem.curve(c) for c in pool]), axis=1)
@@ -62,7 +65,11 @@ def task_figures(scenario: str, task: str) -> tuple[float, float, float]:
             )
         first.append(pct[0])
         cover.append(float(np.mean(pct[1:])))
-    return float(np.mean(rho)), float(np.mean(first)), float(np.mean(cover))
+        best10.append(max(pct))
+        drawn = np.random.default_rng(seed).choice(N_RANDOM, N_FIRST, replace=False)
+        random10.append(100.0 * float(np.mean(at_T < at_T[drawn].max())))
+    figures = (rho, first, cover, best10, random10)
+    return tuple(float(np.mean(f)) for f in figures)
 
 
 def starts(run_dir: str, fraction: float, method: str) -> tuple[int, float, float]:
@@ -92,12 +99,13 @@ def values(scenario: str, tasks: str) -> None:
     names = list(yahpo_surrogate(scenario).instances)
     chosen = names[: int(tasks[6:])] if tasks.startswith("first:") else tasks.split(",")
     rows = np.array([task_figures(scenario, t) for t in chosen])
-    se = rows.std(axis=0, ddof=1) / math.sqrt(len(rows)) if len(rows) > 1 else np.zeros(3)
+    se = (
+        rows.std(axis=0, ddof=1) / math.sqrt(len(rows)) if len(rows) > 1 else np.zeros(len(FIGURES))
+    )
     print(
         f"{scenario} ({len(rows)} tasks x {len(SEEDS)} seeds): "
         + ", ".join(
-            f"{k} {m:.2f} ± {s:.2f}"
-            for k, m, s in zip(("rho", "first", "cover"), rows.mean(0), se, strict=True)
+            f"{k} {m:.2f} ± {s:.2f}" for k, m, s in zip(FIGURES, rows.mean(0), se, strict=True)
         )
     )
 
