@@ -14,6 +14,10 @@ reports
   its curve up to the depth, as a pruned trial), against 50 for uniform random configurations;
 * ``best10``: the percentile of the best of trials 1-10, and ``random10`` that of the best of
   10 of the 256 random configurations (drawn without replacement).
+* ``below``: the share of the 256 configurations whose optimistic prediction at ``T`` from the
+  curve up to the depth (PredPruner's tail fit, Sec. 4) is below their value at ``T`` - where the
+  bound that PRED relies on (Lemma 3.11, concave curves) fails; ``below_top``: the same among
+  the best tenth of them (the configurations a wrong stop costs most).
 
 Second, from the runs of a ``uvp-bench run`` directory, how many evaluations each method
 started within a fraction of B and how many of them reached ``T`` (a new evaluation: a step not
@@ -38,22 +42,27 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from uvp_plugins.adacent.online import OnlineEnhancedAdaCent
+from uvp_plugins.adacent.pred import optimistic_prediction
 from uvp_plugins.bench.problems.yahpo import YahpoProblem, yahpo_surrogate
 
 N_RANDOM, N_FIRST, SEEDS = 256, 10, range(5)
-FIGURES = ("rho", "first", "cover", "best10", "random10")
+FIGURES = ("rho", "first", "cover", "best10", "random10", "below", "below_top")
 
 
 def task_figures(scenario: str, task: str) -> tuple[float, ...]:
     problem = YahpoProblem(scenario, task)
     T = problem.max_budget
     depth = max(1, math.floor(0.1 * T))
-    rho, first, cover, best10, random10 = [], [], [], [], []
+    rho, first, cover, best10, random10, below, below_top = [], [], [], [], [], [], []
     for seed in SEEDS:
         pool = problem.space.sample(N_RANDOM, rng=seed)
         env = np.maximum.accumulate(np.array([problem.curve(c) for c in pool]), axis=1)
         at_T = env[:, -1]
         rho.append(spearmanr(env[:, depth - 1], at_T).statistic)
+        bound = np.array([optimistic_prediction(curve[:depth], T) for curve in env])
+        top = at_T >= np.quantile(at_T, 0.9)
+        below.append(float(np.mean(bound < at_T)))
+        below_top.append(float(np.mean(bound[top] < at_T[top])))
         ea = OnlineEnhancedAdaCent(problem.space, max_resource=T, seed=seed)
         pct = []
         for t in range(N_FIRST):
@@ -68,7 +77,7 @@ def task_figures(scenario: str, task: str) -> tuple[float, ...]:
         best10.append(max(pct))
         drawn = np.random.default_rng(seed).choice(N_RANDOM, N_FIRST, replace=False)
         random10.append(100.0 * float(np.mean(at_T < at_T[drawn].max())))
-    figures = (rho, first, cover, best10, random10)
+    figures = (rho, first, cover, best10, random10, below, below_top)
     return tuple(float(np.mean(f)) for f in figures)
 
 
