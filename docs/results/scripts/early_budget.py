@@ -22,7 +22,8 @@ reports
 Second, from the runs of a ``uvp-bench run`` directory, how many evaluations each method
 started within a fraction of B and how many of them reached ``T`` (a new evaluation: a step not
 above the previous one, or a jump of more than one unit of budget, as a from-scratch
-evaluation at a larger budget is charged at once).
+evaluation at a larger budget is charged at once), and in how many runs the best value within
+that fraction was a value at ``T``.
 
 Usage (``UVP_YAHPO_DATA`` set), seeds 0-4::
 
@@ -81,16 +82,18 @@ def task_figures(scenario: str, task: str) -> tuple[float, ...]:
     return tuple(float(np.mean(f)) for f in figures)
 
 
-def starts(run_dir: str, fraction: float, method: str) -> tuple[int, float, float]:
-    """Runs, mean evaluations started and mean evaluations that reached ``T`` within
-    ``fraction`` of B, for one method's runs under ``run_dir`` (``<out>/<problem>``)."""
-    started, full = [], []
+def starts(run_dir: str, fraction: float, method: str) -> tuple[int, float, float, float]:
+    """Runs, mean evaluations started, mean evaluations that reached ``T`` and the share of runs
+    whose best value was reached at ``T``, within ``fraction`` of B, for one method's runs under
+    ``run_dir`` (``<out>/<problem>``)."""
+    started, full, best_at_T = [], [], []
     for path in sorted(Path(run_dir).glob(f"*/{method}/*.csv")):
         budget = json.loads(path.with_suffix(".json").read_text())["total_budget"]
         rows = list(csv.DictReader(path.open()))
         T = max(int(r["budget"]) for r in rows)
         n = n_full = 0
         prev_step, prev_spent = None, 0.0
+        best, best_step = -math.inf, 0
         for r in rows:
             spent, step = float(r["spent"]), int(r["budget"])
             if spent > fraction * budget:
@@ -98,10 +101,13 @@ def starts(run_dir: str, fraction: float, method: str) -> tuple[int, float, floa
             if prev_step is None or step <= prev_step or spent - prev_spent > 1.5:
                 n += 1
             n_full += step == T
+            if float(r["value"]) > best:
+                best, best_step = float(r["value"]), step
             prev_step, prev_spent = step, spent
         started.append(n)
         full.append(n_full)
-    return len(started), float(np.mean(started)), float(np.mean(full))
+        best_at_T.append(best_step == T)
+    return len(started), float(np.mean(started)), float(np.mean(full)), float(np.mean(best_at_T))
 
 
 def values(scenario: str, tasks: str) -> None:
@@ -124,7 +130,8 @@ if __name__ == "__main__":
         values(sys.argv[2], sys.argv[3])
     else:
         for m in sys.argv[4].split(","):
-            runs, mean_started, mean_full = starts(sys.argv[2], float(sys.argv[3]), m)
+            runs, mean_started, mean_full, at_T = starts(sys.argv[2], float(sys.argv[3]), m)
             print(
-                f"{m}: {runs} runs, {mean_started:.1f} evaluations started, {mean_full:.2f} reached T"
+                f"{m}: {runs} runs, {mean_started:.1f} evaluations started, {mean_full:.2f} "
+                f"reached T, best value at T in {100 * at_T:.0f} % of the runs"
             )
