@@ -60,3 +60,24 @@ def test_a_missing_peer_names_the_extra_to_install(method, module, monkeypatch) 
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == module else real(name, *a))
     with pytest.raises(ValueError, match=rf"method '{method}' needs {module}: install the extra 'peers'"):
         registry.get_method(method)
+
+
+@pytest.mark.parametrize(
+    "tail, last_slope",
+    [
+        ("optuna-eadacent-pred", "optuna-eadacent-pred-lastslope"),
+        ("optuna-eadacent-pred-paper", "optuna-eadacent-pred-paper-lastslope"),
+        ("optuna-tpe-pred", "optuna-tpe-pred-lastslope"),
+    ],
+)
+def test_lastslope_methods_prune_by_the_last_slope(tmp_path, tail, last_slope) -> None:  # type: ignore[no-untyped-def]
+    """Same sampler and seed, PredPruner(predictor="last_slope") instead of the tail fit: the
+    whole budget is spent, and the pruning (so the sequence of evaluations) differs."""
+    curves = []
+    for method in (tail, last_slope):
+        spec = RunSpec("lc-synthetic", "0", method, 0, budget_factor=12)
+        summary = run_one(spec, tmp_path)
+        assert summary["error"] is None, summary["error"]
+        assert summary["spent"] == summary["total_budget"] == 12 * 52
+        curves.append(_curve(tmp_path, spec)["budget"].astype(int))
+    assert not np.array_equal(curves[0], curves[1])

@@ -8,6 +8,10 @@
   al., Alg. 8) in Optuna's trial-at-a-time model: Enhanced-KCenter at every trial.
 * ``optuna-adacent-pred``: ``enhanced=False, guidance=None`` - AdaCent (Alg. 7): plain greedy
   k-center selection with the same pruning.
+* ``optuna-eadacent-pred-lastslope`` and ``optuna-eadacent-pred-paper-lastslope``: the first
+  two with ``PredPruner(predictor="last_slope")`` (Alg. 6's PRED instead of Sec. 4's tail fit),
+  the pruner default chosen on issue 17's tuning tasks for the next release
+  (docs/results/optuna.md).
 
 The study loop is the harness's :func:`uvp_plugins.bench.methods.optuna_native.run_optuna_study`
 (one ``trial.report`` per step, each step charged to the ledger by ``ctx.evaluate``; a pruned
@@ -22,13 +26,22 @@ from typing import Any
 from uvp_plugins.bench.context import RunContext
 from uvp_plugins.bench.registry import register_method
 
-__all__ = ["run_eadacent_pred", "run_eadacent_pred_paper", "run_adacent_pred"]
+__all__ = [
+    "run_eadacent_pred",
+    "run_eadacent_pred_paper",
+    "run_adacent_pred",
+    "run_eadacent_pred_lastslope",
+    "run_eadacent_pred_paper_lastslope",
+    "pred_pruner",
+]
 
 _DEFAULT: Any = "default"
 
 
-def _run(ctx: RunContext, enhanced: bool, guidance: Any = _DEFAULT) -> None:
-    from optuna_ext import EnhancedAdaCentSampler, PredPruner
+def _run(
+    ctx: RunContext, enhanced: bool, guidance: Any = _DEFAULT, predictor: str | None = None
+) -> None:
+    from optuna_ext import EnhancedAdaCentSampler
     from uvp_plugins.bench.methods.optuna_native import run_optuna_study
 
     T = ctx.max_budget
@@ -36,8 +49,19 @@ def _run(ctx: RunContext, enhanced: bool, guidance: Any = _DEFAULT) -> None:
     sampler = EnhancedAdaCentSampler(
         seed=ctx.seed, max_resource=max(T, 2), enhanced=enhanced, **kwargs
     )
-    pruner = PredPruner(max_resource=max(T, 2)) if T >= 2 else None
-    run_optuna_study(ctx, sampler, pruner)
+    run_optuna_study(ctx, sampler, pred_pruner(T, predictor))
+
+
+def pred_pruner(T: int, predictor: str | None = None) -> Any:
+    """``PredPruner(max_resource=T)`` (with ``predictor`` if given; its default otherwise), or
+    ``None`` when ``T < 2`` (nothing to prune)."""
+    from optuna_ext import PredPruner
+
+    if T < 2:
+        return None
+    if predictor is None:
+        return PredPruner(max_resource=T)
+    return PredPruner(max_resource=T, predictor=predictor)
 
 
 @register_method(
@@ -70,3 +94,24 @@ def run_eadacent_pred_paper(ctx: RunContext) -> None:
 )
 def run_adacent_pred(ctx: RunContext) -> None:
     _run(ctx, enhanced=False, guidance=None)
+
+
+@register_method(
+    "optuna-eadacent-pred-lastslope",
+    "ours with PredPruner(predictor='last_slope') (Alg. 6): the default sampler + Pred pruning "
+    "by the last slope",
+    requires=("optuna",),
+    kind="ours",
+)
+def run_eadacent_pred_lastslope(ctx: RunContext) -> None:
+    _run(ctx, enhanced=True, predictor="last_slope")
+
+
+@register_method(
+    "optuna-eadacent-pred-paper-lastslope",
+    "ours, paper-faithful, with PredPruner(predictor='last_slope'): Alg. 8 with Alg. 6's PRED",
+    requires=("optuna",),
+    kind="ours",
+)
+def run_eadacent_pred_paper_lastslope(ctx: RunContext) -> None:
+    _run(ctx, enhanced=True, guidance=None, predictor="last_slope")

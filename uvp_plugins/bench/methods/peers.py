@@ -3,7 +3,8 @@
 * ``optuna-gp``: Optuna's ``GPSampler(seed)`` with its defaults and no pruner, every trial to
   ``T`` — the sampler Optuna's documentation recommends below a few hundred trials (needs torch).
 * ``optuna-tpe-pred``: Optuna's ``TPESampler(seed)`` with its defaults + our
-  ``optuna_ext.PredPruner(max_resource=T)``: our pruner under Optuna's default sampler.
+  ``optuna_ext.PredPruner(max_resource=T)``: our pruner under Optuna's default sampler;
+  ``optuna-tpe-pred-lastslope`` the same with ``predictor="last_slope"`` (Alg. 6).
 * ``dehb``: DEHB (Awad, Mallik & Hutter 2021; the ``dehb`` package) through its ask/tell
   interface, fidelity = the problem's budget axis (epochs, trainsize levels) from 1 to ``T``,
   ``eta = 3``, on the unit hypercube of the search space (DEHB's own representation;
@@ -28,7 +29,13 @@ from uvp_plugins.bench.context import RunContext
 from uvp_plugins.bench.ledger import BudgetExhausted
 from uvp_plugins.bench.registry import register_method
 
-__all__ = ["run_optuna_gp", "run_optuna_tpe_pred", "run_dehb", "DEHB_ETA"]
+__all__ = [
+    "run_optuna_gp",
+    "run_optuna_tpe_pred",
+    "run_optuna_tpe_pred_lastslope",
+    "run_dehb",
+    "DEHB_ETA",
+]
 
 #: DEHB's reduction factor (its default)
 DEHB_ETA = 3
@@ -53,14 +60,26 @@ def run_optuna_gp(ctx: RunContext) -> None:
     requires=("optuna",),
 )
 def run_optuna_tpe_pred(ctx: RunContext) -> None:
+    _tpe_pred(ctx, None)
+
+
+@register_method(
+    "optuna-tpe-pred-lastslope",
+    "Optuna TPESampler (defaults) + our PredPruner(max_resource=T, predictor='last_slope')",
+    requires=("optuna",),
+)
+def run_optuna_tpe_pred_lastslope(ctx: RunContext) -> None:
+    _tpe_pred(ctx, "last_slope")
+
+
+def _tpe_pred(ctx: RunContext, predictor: str | None) -> None:
     import optuna
 
-    from optuna_ext import PredPruner
     from uvp_plugins.bench.methods.optuna_native import run_optuna_study
+    from uvp_plugins.bench.methods.optuna_uvp import pred_pruner
 
-    T = ctx.max_budget
-    pruner = PredPruner(max_resource=T) if T >= 2 else None
-    run_optuna_study(ctx, optuna.samplers.TPESampler(seed=ctx.seed), pruner)
+    sampler = optuna.samplers.TPESampler(seed=ctx.seed)
+    run_optuna_study(ctx, sampler, pred_pruner(ctx.max_budget, predictor))
 
 
 @register_method(
