@@ -13,13 +13,16 @@ is fixed per seed: ``HyperbandPruner`` assigns brackets by hashing it (anchors: 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from uvp_plugins.bench.context import RunContext
 from uvp_plugins.bench.ledger import BudgetExhausted
 from uvp_plugins.bench.registry import register_method
 
-__all__ = ["run_optuna_study"]
+if TYPE_CHECKING:
+    from optuna_ext import PredPruner
+
+__all__ = ["run_optuna_study", "pred_pruner"]
 
 
 def run_optuna_study(ctx: RunContext, sampler: Any, pruner: Any | None) -> Any:
@@ -54,6 +57,19 @@ def run_optuna_study(ctx: RunContext, sampler: Any, pruner: Any | None) -> Any:
             study.tell(trial, state=optuna.trial.TrialState.PRUNED)
             break
     return study
+
+
+def pred_pruner(T: int, predictor: str | None = None) -> PredPruner | None:
+    """Our ``PredPruner(max_resource=T)`` for the harness's Optuna methods (ours and the
+    ``optuna-tpe-pred`` peers), with ``predictor`` if given, else the pruner's default;
+    ``None`` when ``T < 2`` (nothing to prune)."""
+    from optuna_ext import PredPruner
+
+    if T < 2:
+        return None
+    if predictor is None:
+        return PredPruner(max_resource=T)
+    return PredPruner(max_resource=T, predictor=predictor)
 
 
 @register_method("optuna-tpe", "Optuna TPESampler, every trial to T", requires=("optuna",))

@@ -32,7 +32,6 @@ __all__ = [
     "run_adacent_pred",
     "run_eadacent_pred_lastslope",
     "run_eadacent_pred_paper_lastslope",
-    "pred_pruner",
 ]
 
 _DEFAULT: Any = "default"
@@ -42,7 +41,7 @@ def _run(
     ctx: RunContext, enhanced: bool, guidance: Any = _DEFAULT, predictor: str | None = None
 ) -> None:
     from optuna_ext import EnhancedAdaCentSampler
-    from uvp_plugins.bench.methods.optuna_native import run_optuna_study
+    from uvp_plugins.bench.methods.optuna_native import pred_pruner, run_optuna_study
 
     T = ctx.max_budget
     kwargs = {} if guidance is _DEFAULT else {"guidance": guidance}
@@ -50,18 +49,6 @@ def _run(
         seed=ctx.seed, max_resource=max(T, 2), enhanced=enhanced, **kwargs
     )
     run_optuna_study(ctx, sampler, pred_pruner(T, predictor))
-
-
-def pred_pruner(T: int, predictor: str | None = None) -> Any:
-    """``PredPruner(max_resource=T)`` (with ``predictor`` if given; its default otherwise), or
-    ``None`` when ``T < 2`` (nothing to prune)."""
-    from optuna_ext import PredPruner
-
-    if T < 2:
-        return None
-    if predictor is None:
-        return PredPruner(max_resource=T)
-    return PredPruner(max_resource=T, predictor=predictor)
 
 
 @register_method(

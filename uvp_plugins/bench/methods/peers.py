@@ -75,8 +75,7 @@ def run_optuna_tpe_pred_lastslope(ctx: RunContext) -> None:
 def _tpe_pred(ctx: RunContext, predictor: str | None) -> None:
     import optuna
 
-    from uvp_plugins.bench.methods.optuna_native import run_optuna_study
-    from uvp_plugins.bench.methods.optuna_uvp import pred_pruner
+    from uvp_plugins.bench.methods.optuna_native import pred_pruner, run_optuna_study
 
     sampler = optuna.samplers.TPESampler(seed=ctx.seed)
     run_optuna_study(ctx, sampler, pred_pruner(ctx.max_budget, predictor))
