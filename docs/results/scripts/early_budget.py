@@ -33,8 +33,6 @@ Usage (``UVP_YAHPO_DATA`` set), seeds 0-4::
 
 from __future__ import annotations
 
-import csv
-import json
 import math
 import sys
 from pathlib import Path
@@ -45,6 +43,7 @@ from scipy.stats import spearmanr
 from uvp_plugins.adacent.online import OnlineEnhancedAdaCent
 from uvp_plugins.adacent.pred import optimistic_prediction
 from uvp_plugins.bench.problems.yahpo import YahpoProblem, yahpo_surrogate
+from uvp_plugins.bench.report import load_runs
 
 N_RANDOM, N_FIRST, SEEDS = 256, 10, range(5)
 FIGURES = ("rho", "first", "cover", "best10", "random10", "below", "below_top")
@@ -85,28 +84,25 @@ def task_figures(scenario: str, task: str) -> tuple[float, ...]:
 def starts(run_dir: str, fraction: float, method: str) -> tuple[int, float, float, float]:
     """Runs, mean evaluations started, mean evaluations that reached ``T`` and the share of runs
     whose best value was reached at ``T``, within ``fraction`` of B, for one method's runs under
-    ``run_dir`` (``<out>/<problem>``)."""
+    ``run_dir`` (``<out>/<problem>``; read with the harness's :func:`load_runs`)."""
     started, full, best_at_T = [], [], []
-    for path in sorted(Path(run_dir).glob(f"*/{method}/*.csv")):
-        budget = json.loads(path.with_suffix(".json").read_text())["total_budget"]
-        rows = list(csv.DictReader(path.open()))
-        T = max(int(r["budget"]) for r in rows)
-        n = n_full = 0
-        prev_step, prev_spent = None, 0.0
-        best, best_step = -math.inf, 0
-        for r in rows:
-            spent, step = float(r["spent"]), int(r["budget"])
-            if spent > fraction * budget:
-                break
-            if prev_step is None or step <= prev_step or spent - prev_spent > 1.5:
-                n += 1
-            n_full += step == T
-            if float(r["value"]) > best:
-                best, best_step = float(r["value"]), step
-            prev_step, prev_spent = step, spent
-        started.append(n)
-        full.append(n_full)
-        best_at_T.append(best_step == T)
+    for run in load_runs(run_dir):
+        if run.method != method:
+            continue
+        T = int(run.summary["max_budget"])
+        columns = np.atleast_1d(
+            np.genfromtxt(
+                Path(run_dir) / run.task / method / f"seed{run.seed}.csv", delimiter=",", names=True
+            )
+        )
+        paid = columns["spent"] <= fraction * run.total_budget + 1e-9
+        spent, step = columns["spent"][paid], columns["budget"][paid].astype(int)
+        value = columns["value"][paid] * (1.0 if run.direction == "max" else -1.0)
+        gap = np.diff(spent, prepend=0.0)
+        new = np.r_[True, step[1:] <= step[:-1]] | (gap > 1.5)
+        started.append(int(new.sum()))
+        full.append(int((step == T).sum()))
+        best_at_T.append(bool(step.size) and step[int(np.argmax(value))] == T)
     return len(started), float(np.mean(started)), float(np.mean(full)), float(np.mean(best_at_T))
 
 
