@@ -11,7 +11,7 @@ from optuna.study import StudyDirection
 from optuna.trial import TrialState
 
 from uvp_plugins.adacent.histories import best_value
-from uvp_plugins.adacent.pred import DELTA, TAIL_FRACTION, PredStoppingRule
+from uvp_plugins.adacent.pred import DEFAULT_PREDICTOR, DELTA, TAIL_FRACTION, PredStoppingRule
 
 if TYPE_CHECKING:
     from optuna.study import Study
@@ -30,10 +30,11 @@ class PredPruner(BasePruner):
 
         keep x  iff  PRED(H(x)) >= max_x' H_last(x')
 
-    with ``PRED`` the tail-fit bound (default: linear regression on the last ``fraction`` of the
-    history, extrapolated to ``T``, the paper's practical refinement of §4) or the last-slope
-    extrapolation of Alg. 6 (``predictor="last_slope"``, optimistic under concave curves, Lemma
-    3.11). Both come from :mod:`uvp_plugins.adacent.curves`; the direction of the study is respected
+    with ``PRED`` the last-slope extrapolation of Alg. 6 (default, ``predictor="last_slope"``,
+    optimistic under concave curves, Lemma 3.11) or the tail-fit bound (``predictor="tail"``:
+    linear regression on the last ``fraction`` of the history, extrapolated to ``T``, the paper's
+    practical refinement of §4; the default before 2026-11-26, see
+    :mod:`uvp_plugins.adacent.pred` for why it changed). Both come from :mod:`uvp_plugins.adacent.curves`; the direction of the study is respected
     (for ``minimize``, the prediction is a lower bound and a trial is pruned when it cannot get
     below the best value).
 
@@ -97,7 +98,7 @@ class PredPruner(BasePruner):
         max_resource: the full budget ``T`` (largest step a trial reports), an int ``>= 2``.
         delta: exploration fraction in ``(0, 1)``; no pruning before step ``floor(delta T)``
             (the paper uses 0.1).
-        predictor: ``"tail"`` (tail-fit bound, default) or ``"last_slope"`` (Alg. 6).
+        predictor: ``"last_slope"`` (Alg. 6, default) or ``"tail"`` (tail-fit bound, Sec. 4).
         fraction: share of the history the tail fit uses, in ``(0, 1]`` (paper: 0.3).
     """
 
@@ -105,7 +106,7 @@ class PredPruner(BasePruner):
         self,
         max_resource: int,
         delta: float = DELTA,
-        predictor: str = "tail",
+        predictor: str = DEFAULT_PREDICTOR,
         fraction: float = TAIL_FRACTION,
     ) -> None:
         # validation and the decision itself: uvp_plugins.adacent.pred (one rule for every adapter)

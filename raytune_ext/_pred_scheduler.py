@@ -28,7 +28,7 @@ from raytune_ext._search_properties import (
     merge_search_properties,
     missing_metric_or_mode,
 )
-from uvp_plugins.adacent.pred import DELTA, TAIL_FRACTION, PredStoppingRule
+from uvp_plugins.adacent.pred import DEFAULT_PREDICTOR, DELTA, TAIL_FRACTION, PredStoppingRule
 from uvp_plugins.validation import check_bool, check_int
 
 if TYPE_CHECKING:
@@ -54,8 +54,9 @@ class PredStoppingScheduler(FIFOScheduler):
 
         keep x  iff  PRED(H(x)) >= max_x' H_last(x')
 
-    ``PRED`` is the tail fit of Sec. 4 (``predictor="tail"``, a line through the last 30 % of the
-    monotone envelope) or the last-slope extrapolation of Alg. 6 (``"last_slope"``). Every
+    ``PRED`` is the last-slope extrapolation of Alg. 6 (default, ``predictor="last_slope"``) or the
+    tail fit of Sec. 4 (``"tail"``, a line through the last 30 % of the monotone envelope; the
+    default before 2026-11-26: a state saved with it resumes only with ``predictor="tail"``). Every
     decision comes from :class:`uvp_plugins.adacent.pred.PredStoppingRule`; this class holds no
     formula. Trials run first-in-first-out (``FIFOScheduler``); after each result:
 
@@ -112,7 +113,7 @@ class PredStoppingScheduler(FIFOScheduler):
         ... )
         >>> results = tuner.fit()
         >>> {r.config["lr"]: r.metrics["training_iteration"] for r in results}  # epochs trained
-        {0.3: 20, 0.9: 4, 0.0: 8, 0.6: 8}
+        {0.3: 20, 0.9: 4, 0.0: 7, 0.6: 7}
         >>> len(sched.stopped_trials)
         3
         >>> if started:
@@ -129,7 +130,7 @@ class PredStoppingScheduler(FIFOScheduler):
             and predictions extrapolate to it.
         delta: exploration fraction in ``(0, 1)``: no stop before ``floor(delta * max_t)``
             (the paper uses 0.1).
-        predictor: ``"tail"`` (tail fit, Sec. 4, default) or ``"last_slope"`` (Alg. 6).
+        predictor: ``"last_slope"`` (Alg. 6, default) or ``"tail"`` (tail fit, Sec. 4).
         fraction: share of the history the tail fit uses, in ``(0, 1]`` (paper: 0.3).
         state_path: where to journal the state; default in the experiment directory.
         fsync: ``fsync`` every journal record (survives a machine crash, costs a disk flush per
@@ -146,7 +147,7 @@ class PredStoppingScheduler(FIFOScheduler):
         mode: str | None = None,
         max_t: int | None = None,
         delta: float = DELTA,
-        predictor: str = "tail",
+        predictor: str = DEFAULT_PREDICTOR,
         fraction: float = TAIL_FRACTION,
         state_path: str | os.PathLike[str] | None = None,
         fsync: bool = False,

@@ -63,18 +63,18 @@ def test_a_missing_peer_names_the_extra_to_install(method, module, monkeypatch) 
 
 
 @pytest.mark.parametrize(
-    "tail, last_slope",
+    "default, tail",
     [
-        ("optuna-eadacent-pred", "optuna-eadacent-pred-lastslope"),
-        ("optuna-eadacent-pred-paper", "optuna-eadacent-pred-paper-lastslope"),
-        ("optuna-tpe-pred", "optuna-tpe-pred-lastslope"),
+        ("optuna-eadacent-pred", "optuna-eadacent-pred-tail"),
+        ("optuna-eadacent-pred-paper", "optuna-eadacent-pred-paper-tail"),
+        ("optuna-tpe-pred", "optuna-tpe-pred-tail"),
     ],
 )
-def test_lastslope_methods_prune_by_the_last_slope(tmp_path, tail, last_slope) -> None:  # type: ignore[no-untyped-def]
-    """Same sampler and seed, PredPruner(predictor="last_slope") instead of the tail fit: the
-    whole budget is spent, and the pruning (so the sequence of evaluations) differs."""
+def test_tail_methods_prune_by_the_tail_fit(tmp_path, default, tail) -> None:  # type: ignore[no-untyped-def]
+    """Same sampler and seed, PredPruner(predictor="tail") instead of the default last slope:
+    the whole budget is spent, and the pruning (so the sequence of evaluations) differs."""
     curves = []
-    for method in (tail, last_slope):
+    for method in (default, tail):
         spec = RunSpec("lc-synthetic", "0", method, 0, budget_factor=12)
         summary = run_one(spec, tmp_path)
         assert summary["error"] is None, summary["error"]

@@ -59,7 +59,7 @@ def task_figures(scenario: str, task: str) -> tuple[float, ...]:
         env = np.maximum.accumulate(np.array([problem.curve(c) for c in pool]), axis=1)
         at_T = env[:, -1]
         rho.append(spearmanr(env[:, depth - 1], at_T).statistic)
-        bound = np.array([optimistic_prediction(curve[:depth], T) for curve in env])
+        bound = np.array([optimistic_prediction(curve[:depth], T, "tail") for curve in env])
         top = at_T >= np.quantile(at_T, 0.9)
         below.append(float(np.mean(bound < at_T)))
         below_top.append(float(np.mean(bound[top] < at_T[top])))

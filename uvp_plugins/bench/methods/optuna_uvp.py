@@ -2,16 +2,15 @@
 
 * ``optuna-eadacent-pred`` (ours, default): ``EnhancedAdaCentSampler(seed, max_resource=T)`` +
   ``PredPruner(max_resource=T)`` - Enhanced-AdaCent's coverage for the first trials, then the
-  expected-improvement choice of :mod:`uvp_plugins.adacent.guidance` (delta = 0.1, tail-fit
-  predictor, 1000 Sobol candidates, epsilon "auto").
+  expected-improvement choice of :mod:`uvp_plugins.adacent.guidance` (delta = 0.1, the pruner's
+  default predictor - Alg. 6's last slope -, 1000 Sobol candidates, epsilon "auto").
 * ``optuna-eadacent-pred-paper``: the same with ``guidance=None`` - Enhanced-AdaCent (Bateni et
   al., Alg. 8) in Optuna's trial-at-a-time model: Enhanced-KCenter at every trial.
 * ``optuna-adacent-pred``: ``enhanced=False, guidance=None`` - AdaCent (Alg. 7): plain greedy
   k-center selection with the same pruning.
-* ``optuna-eadacent-pred-lastslope`` and ``optuna-eadacent-pred-paper-lastslope``: the first
-  two with ``PredPruner(predictor="last_slope")`` (Alg. 6's PRED instead of Sec. 4's tail fit),
-  the pruner default chosen on issue 17's tuning tasks for the next release
-  (docs/results/optuna.md).
+* ``optuna-eadacent-pred-tail`` and ``optuna-eadacent-pred-paper-tail``: the first two with
+  ``PredPruner(predictor="tail")`` (Sec. 4's tail fit instead of Alg. 6's PRED), the pruner's
+  default until issue 17's tuning tasks chose the last slope (docs/results/optuna.md).
 
 The study loop is the harness's :func:`uvp_plugins.bench.methods.optuna_native.run_optuna_study`
 (one ``trial.report`` per step, each step charged to the ledger by ``ctx.evaluate``; a pruned
@@ -30,8 +29,8 @@ __all__ = [
     "run_eadacent_pred",
     "run_eadacent_pred_paper",
     "run_adacent_pred",
-    "run_eadacent_pred_lastslope",
-    "run_eadacent_pred_paper_lastslope",
+    "run_eadacent_pred_tail",
+    "run_eadacent_pred_paper_tail",
 ]
 
 _DEFAULT: Any = "default"
@@ -84,21 +83,21 @@ def run_adacent_pred(ctx: RunContext) -> None:
 
 
 @register_method(
-    "optuna-eadacent-pred-lastslope",
-    "ours with PredPruner(predictor='last_slope') (Alg. 6): the default sampler + Pred pruning "
-    "by the last slope",
+    "optuna-eadacent-pred-tail",
+    "ours with PredPruner(predictor='tail') (Sec. 4): the default sampler + Pred pruning by the "
+    "tail fit (the pruner's default before 2026-11-26)",
     requires=("optuna",),
     kind="ours",
 )
-def run_eadacent_pred_lastslope(ctx: RunContext) -> None:
-    _run(ctx, enhanced=True, predictor="last_slope")
+def run_eadacent_pred_tail(ctx: RunContext) -> None:
+    _run(ctx, enhanced=True, predictor="tail")
 
 
 @register_method(
-    "optuna-eadacent-pred-paper-lastslope",
-    "ours, paper-faithful, with PredPruner(predictor='last_slope'): Alg. 8 with Alg. 6's PRED",
+    "optuna-eadacent-pred-paper-tail",
+    "ours, paper-faithful, with PredPruner(predictor='tail'): Alg. 8 with Sec. 4's tail fit",
     requires=("optuna",),
     kind="ours",
 )
-def run_eadacent_pred_paper_lastslope(ctx: RunContext) -> None:
-    _run(ctx, enhanced=True, guidance=None, predictor="last_slope")
+def run_eadacent_pred_paper_tail(ctx: RunContext) -> None:
+    _run(ctx, enhanced=True, guidance=None, predictor="tail")

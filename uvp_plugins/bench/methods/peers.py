@@ -4,7 +4,8 @@
   ``T`` — the sampler Optuna's documentation recommends below a few hundred trials (needs torch).
 * ``optuna-tpe-pred``: Optuna's ``TPESampler(seed)`` with its defaults + our
   ``optuna_ext.PredPruner(max_resource=T)``: our pruner under Optuna's default sampler;
-  ``optuna-tpe-pred-lastslope`` the same with ``predictor="last_slope"`` (Alg. 6).
+  ``optuna-tpe-pred-tail`` the same with ``predictor="tail"`` (Sec. 4's tail fit, the pruner's
+  default before 2026-11-26).
 * ``dehb``: DEHB (Awad, Mallik & Hutter 2021; the ``dehb`` package) through its ask/tell
   interface, fidelity = the problem's budget axis (epochs, trainsize levels) from 1 to ``T``,
   ``eta = 3``, on the unit hypercube of the search space (DEHB's own representation;
@@ -32,7 +33,7 @@ from uvp_plugins.bench.registry import register_method
 __all__ = [
     "run_optuna_gp",
     "run_optuna_tpe_pred",
-    "run_optuna_tpe_pred_lastslope",
+    "run_optuna_tpe_pred_tail",
     "run_dehb",
     "DEHB_ETA",
 ]
@@ -64,12 +65,12 @@ def run_optuna_tpe_pred(ctx: RunContext) -> None:
 
 
 @register_method(
-    "optuna-tpe-pred-lastslope",
-    "Optuna TPESampler (defaults) + our PredPruner(max_resource=T, predictor='last_slope')",
+    "optuna-tpe-pred-tail",
+    "Optuna TPESampler (defaults) + our PredPruner(max_resource=T, predictor='tail')",
     requires=("optuna",),
 )
-def run_optuna_tpe_pred_lastslope(ctx: RunContext) -> None:
-    _tpe_pred(ctx, "last_slope")
+def run_optuna_tpe_pred_tail(ctx: RunContext) -> None:
+    _tpe_pred(ctx, "tail")
 
 
 def _tpe_pred(ctx: RunContext, predictor: str | None) -> None:
