@@ -6,8 +6,8 @@ stops when its epochs are spent (the last trial is cut short), so the comparison
 
 * ours: ``EnhancedAdaCentSampler`` (Enhanced-AdaCent's coverage for the first trials, then
   expected improvement of a surrogate fitted to every trial's accuracy at the exploration depth,
-  pruned trials included) + ``PredPruner`` (stops a trial once its optimistic tail-fit prediction
-  at T epochs cannot beat the best accuracy reached);
+  pruned trials included) + ``PredPruner`` (stops a trial once its optimistic last-slope
+  prediction at T epochs, Alg. 6, cannot beat the best accuracy reached);
 * Optuna's ``GPSampler`` (what Optuna recommends below ~500 trials; needs torch) and its default
   ``TPESampler``, each training every trial to T epochs (a pruner would leave GPSampler, which
   learns from complete trials only, with almost nothing to learn from).

@@ -7,8 +7,8 @@ all trials); when they are spent the experiment stops, so the comparison is at e
 * ours: :class:`raytune_ext.EnhancedAdaCentSearch` (Enhanced-AdaCent's coverage for the first
   trials, then expected improvement of a surrogate fitted to every trial's accuracy at the
   exploration depth, stopped trials included) with :class:`raytune_ext.PredStoppingScheduler`
-  (stops a trial once its optimistic tail-fit prediction at ``T`` epochs cannot beat the best
-  accuracy reached);
+  (stops a trial once its optimistic last-slope prediction at ``T`` epochs, Alg. 6, cannot beat
+  the best accuracy reached);
 * Ray's default search (random, ``BasicVariantGenerator``) with ``ASHAScheduler`` and with
   ``MedianStoppingRule``;
 * ``OptunaSearch`` (TPE, if Optuna is installed) with ``ASHAScheduler``.

@@ -15,9 +15,10 @@ exploration probe ``T_explore = floor(delta T)``.
 lcbench tasks 1-17 (seeds 100-104) before any held-out run: with the Optuna sampler the last
 slope beat the tail fit on 14/2/1 tasks at 25 % of the budget and 13/1/3 at 50 %, and it beat it
 again on the held-out lcbench tasks 18-34 (15/1/1, 16/0/1, 14/1/2 at 25/50/100 %; figures and
-the rbv2/iaml checks in ``docs/results/optuna.md``). The tail fit's line through the last 30 %
-of the envelope is flatter than the last step on concave curves early on, so it prunes
-configurations that were still climbing. The offline allocators of
+the rbv2/iaml checks in ``docs/results/optuna.md``). On a concave curve the last step is the
+flattest part of the window, so the last slope predicts less than the tail fit's line through
+the last 30 % of the envelope and stops flattening trials sooner; the budget goes to more
+configurations early, and the final values are about the same. The offline allocators of
 :mod:`uvp_plugins.adacent.allocators` keep the tail fit, the refinement of the paper's
 experiments, as their default.
 
