@@ -161,6 +161,11 @@ def test_concurrent_trials_stop_as_the_core_rule_and_state_round_trips(
         PredStoppingScheduler(metric="loss", mode="min", max_t=T, delta=0.2).restore(path)
     with pytest.raises(ValueError, match="max_resource=12 vs 13"):
         PredStoppingScheduler(metric="loss", mode="min", max_t=13, delta=0.1).restore(path)
+    # the predictor must match the saved one (the default changed on 2026-11-26: a state saved
+    # with the tail fit resumes only with predictor="tail")
+    assert sched.rule.predictor == "last_slope"
+    with pytest.raises(ValueError, match="predictor='last_slope' vs 'tail'"):
+        PredStoppingScheduler(metric="loss", mode="min", max_t=T, predictor="tail").restore(path)
 
 
 def test_tuner_restore_continues_with_the_same_rule_state(ray_cluster: str, tmp_path) -> None:
