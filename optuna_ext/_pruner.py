@@ -34,9 +34,10 @@ class PredPruner(BasePruner):
     optimistic under concave curves, Lemma 3.11) or the tail-fit bound (``predictor="tail"``:
     linear regression on the last ``fraction`` of the history, extrapolated to ``T``, the paper's
     practical refinement of §4; the default before 2026-11-26, see
-    :mod:`uvp_plugins.adacent.pred` for why it changed). Both come from :mod:`uvp_plugins.adacent.curves`; the direction of the study is respected
-    (for ``minimize``, the prediction is a lower bound and a trial is pruned when it cannot get
-    below the best value).
+    :mod:`uvp_plugins.adacent.pred` for why it changed). Both come from
+    :mod:`uvp_plugins.adacent.curves`; the direction of the study is respected (for
+    ``minimize``, the prediction is a lower bound and a trial is pruned when it cannot get below
+    the best value).
 
     **From Alg. 8 to Optuna's trial-at-a-time model.** Alg. 8 keeps an active pool, probes every
     new center to the exploration depth ``T_explore = floor(delta T)`` and then trains the pool in
