@@ -15,9 +15,10 @@ reports
 * ``best10``: the percentile of the best of trials 1-10, and ``random10`` that of the best of
   10 of the 256 random configurations (drawn without replacement).
 * ``below``: the share of the 256 configurations whose optimistic prediction at ``T`` from the
-  curve up to the depth (PredPruner's tail fit, Sec. 4) is below their value at ``T`` - where the
-  bound that PRED relies on (Lemma 3.11, concave curves) fails; ``below_top``: the same among
-  the best tenth of them (the configurations a wrong stop costs most).
+  curve up to the depth (the tail fit of Sec. 4, PredPruner's default when this was measured) is
+  below their value at ``T`` - where the bound that PRED relies on (Lemma 3.11, concave curves)
+  fails; ``below_top``: the same among the best tenth of them (the configurations a wrong stop
+  costs most).
 
 Second, from the runs of a ``uvp-bench run`` directory, how many evaluations each method
 started within a fraction of B and how many of them reached ``T`` (a new evaluation: a step not
@@ -41,7 +42,7 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from uvp_plugins.adacent.online import OnlineEnhancedAdaCent
-from uvp_plugins.adacent.pred import optimistic_prediction
+from uvp_plugins.adacent.pred import DELTA, exploration_steps, optimistic_prediction
 from uvp_plugins.bench.problems.yahpo import YahpoProblem, yahpo_surrogate
 from uvp_plugins.bench.report import load_runs
 
@@ -52,7 +53,7 @@ FIGURES = ("rho", "first", "cover", "best10", "random10", "below", "below_top")
 def task_figures(scenario: str, task: str) -> tuple[float, ...]:
     problem = YahpoProblem(scenario, task)
     T = problem.max_budget
-    depth = max(1, math.floor(0.1 * T))
+    depth = max(1, exploration_steps(DELTA, T))
     rho, first, cover, best10, random10, below, below_top = [], [], [], [], [], [], []
     for seed in SEEDS:
         pool = problem.space.sample(N_RANDOM, rng=seed)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from uvp_plugins.adacent.pred import DEFAULT_PREDICTOR
 from uvp_plugins.bench.context import RunContext
 from uvp_plugins.bench.registry import register_method
 
@@ -37,7 +38,7 @@ _DEFAULT: Any = "default"
 
 
 def _run(
-    ctx: RunContext, enhanced: bool, guidance: Any = _DEFAULT, predictor: str | None = None
+    ctx: RunContext, enhanced: bool, guidance: Any = _DEFAULT, predictor: str = DEFAULT_PREDICTOR
 ) -> None:
     from optuna_ext import EnhancedAdaCentSampler
     from uvp_plugins.bench.methods.optuna_native import pred_pruner, run_optuna_study

@@ -26,6 +26,7 @@ import tempfile
 
 import numpy as np
 
+from uvp_plugins.adacent.pred import DEFAULT_PREDICTOR
 from uvp_plugins.bench.context import RunContext
 from uvp_plugins.bench.ledger import BudgetExhausted
 from uvp_plugins.bench.registry import register_method
@@ -61,7 +62,7 @@ def run_optuna_gp(ctx: RunContext) -> None:
     requires=("optuna",),
 )
 def run_optuna_tpe_pred(ctx: RunContext) -> None:
-    _tpe_pred(ctx, None)
+    _tpe_pred(ctx, DEFAULT_PREDICTOR)
 
 
 @register_method(
@@ -73,7 +74,7 @@ def run_optuna_tpe_pred_tail(ctx: RunContext) -> None:
     _tpe_pred(ctx, "tail")
 
 
-def _tpe_pred(ctx: RunContext, predictor: str | None) -> None:
+def _tpe_pred(ctx: RunContext, predictor: str) -> None:
     import optuna
 
     from uvp_plugins.bench.methods.optuna_native import pred_pruner, run_optuna_study
