@@ -117,3 +117,45 @@ def test_guidance_validation(kwargs: dict, match: str) -> None:
 def test_guidance_type_is_checked() -> None:
     with pytest.raises(TypeError, match="guidance must be a Guidance or None"):
         OnlineEnhancedAdaCent(SPACE, guidance={"n_init": 3})  # type: ignore[arg-type]
+
+
+def test_posterior_is_factorised_only_for_steps_that_score_candidates(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An Enhanced-KCenter coverage step (every ``coverage_every``-th trial) and its epsilon do
+    not pay for the GP posterior; an expected-improvement step fits it once and does not compute
+    the coverage step's epsilon."""
+    from uvp_plugins.adacent.surrogate import GaussianProcess
+
+    g = Guidance(n_init=6, coverage_every=3)
+    ea = OnlineEnhancedAdaCent(SPACE, n_candidates=64, max_resource=10, seed=0, guidance=g)
+    _feed(ea, 10)
+    fits: list[bool] = []
+    epsilons: list[int] = []
+    real_fit, real_epsilon = GaussianProcess.fit, OnlineEnhancedAdaCent._epsilon
+
+    def counting_fit(self, X, y, theta=None):  # type: ignore[no-untyped-def]
+        fits.append(theta is None)
+        return real_fit(self, X, y, theta)
+
+    def counting_epsilon(self, centers):  # type: ignore[no-untyped-def]
+        epsilons.append(len(centers))
+        return real_epsilon(self, centers)
+
+    monkeypatch.setattr(GaussianProcess, "fit", counting_fit)
+    monkeypatch.setattr(OnlineEnhancedAdaCent, "_epsilon", counting_epsilon)
+    for t in range(10, 16):
+        fits.clear()
+        epsilons.clear()
+        p = ea.ask()
+        coverage = (t % 3) == 0  # len(trials) + round 0 is a multiple of coverage_every
+        assert fits.count(False) == (0 if coverage else 1), t
+        assert len(epsilons) == (1 if coverage else 0), t
+        ea.tell(t, p.config, status="pruned", curve={1: _value(p.config)})
+
+
+def test_acquisition_before_enough_values_is_an_error() -> None:
+    model = GuidedModel(Guidance(n_init=4))
+    assert not model.update(np.zeros((2, 3)), np.ones(2), np.arange(2), [{}, {}])
+    with pytest.raises(RuntimeError, match="n_init"):
+        model.acquisition(np.zeros((1, 3)))

@@ -163,13 +163,16 @@ class GuidedModel:
     """The surrogate of one decision: fitted to the valued trials, scoring candidates by EI.
 
     Hyperparameters are cached per checkpoint (a pure function of the first trials in trial
-    order), so refitting is rare and every process fits the same ones.
+    order), so refitting is rare and every process fits the same ones. The posterior is
+    factorised on the first :meth:`acquisition` after an :meth:`update`, so a step that does not
+    score candidates (Enhanced-KCenter's coverage step) does not pay for it.
     """
 
     def __init__(self, guidance: Guidance) -> None:
         self.guidance = guidance
         self._theta: dict[int, np.ndarray] = {}
         self.gp: GaussianProcess | None = None
+        self._posterior: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self.best = math.nan
         self.top: list[dict[str, Any]] = []
 
@@ -181,6 +184,7 @@ class GuidedModel:
         g = self.guidance
         if values.size < g.n_init:
             self.gp = None
+            self._posterior = None
             return False
         y = copula(values)
         order = np.argsort(numbers, kind="stable")
@@ -194,7 +198,9 @@ class GuidedModel:
             assert theta is not None
             self._theta[c] = theta
         post = _subset(y, numbers, g.n_post)
-        self.gp = GaussianProcess().fit(X[post], y[post], theta=theta)
+        # the posterior is factorised on the first acquisition: a coverage step does not use it
+        self.gp = None
+        self._posterior = (X[post], y[post], theta)
         self.best = float(y.max())
         ranked = np.argsort(-values, kind="stable")[: g.local_top]
         self.top = [dict(configs[i]) for i in ranked]
@@ -202,7 +208,11 @@ class GuidedModel:
 
     def acquisition(self, Z: np.ndarray) -> np.ndarray:
         """Expected improvement over the best value, at embedded candidates ``Z``."""
-        assert self.gp is not None
+        if self.gp is None:
+            if self._posterior is None:
+                raise RuntimeError("update() with at least n_init values first")
+            Xp, yp, theta = self._posterior
+            self.gp = GaussianProcess().fit(Xp, yp, theta=theta)
         mean, std = self.gp.predict(Z)
         return expected_improvement(mean, std, self.best)
 

@@ -63,7 +63,7 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -343,14 +343,23 @@ class OnlineEnhancedAdaCent:
         centers = [self._trials[k] for k in keys]
         depth = self.depth()
         raw = np.array([self._center_value(t, depth) for t in centers], dtype=float)
-        rows, values, eps = self._centers(keys, centers, raw)
+        rows = {k: t.row for k, t in zip(keys, centers, strict=True)}
+        # the centers' scores and epsilon only for Enhanced-KCenter steps (an expected-improvement
+        # step does not read them), computed at most once per ask
+        scored: list[tuple[dict[Hashable, float] | None, float]] = []
+
+        def scores() -> tuple[dict[Hashable, float] | None, float]:
+            if not scored:
+                scored.append(self._scores(keys, centers, raw))
+            return scored[0]
+
         model = self._update_model(centers, raw)
         reserved: list[np.ndarray] = []
         for r in range(pending):
             if available is not None and available.sum() <= 1:
                 break
             config, j, source = self._pick(
-                mesh, available, rows, values, eps, reserved, model, taken, fixed_cfg, r + 1
+                mesh, available, rows, scores, reserved, model, taken, fixed_cfg, r + 1
             )
             reserved.append(self._embed([config])[0])
             taken = taken | {config_key(config, self._names)}
@@ -359,7 +368,7 @@ class OnlineEnhancedAdaCent:
                     available = np.ones(len(mesh.configs), dtype=bool)
                 available[j] = False
         config, i, source = self._pick(
-            mesh, available, rows, values, eps, reserved, model, taken, fixed_cfg, 0
+            mesh, available, rows, scores, reserved, model, taken, fixed_cfg, 0
         )
         free = config_key(config, self._names) not in self._taken()
         proposal = Proposal(dict(config), int(i), mesh.key if i >= 0 else source, source, free)
@@ -372,8 +381,7 @@ class OnlineEnhancedAdaCent:
         mesh: CandidateMesh,
         available: np.ndarray | None,
         rows: dict[Hashable, np.ndarray],
-        values: dict[Hashable, float] | None,
-        eps: float,
+        scores: Callable[[], tuple[dict[Hashable, float] | None, float]],
         reserved: list[np.ndarray],
         model: GuidedModel | None,
         taken: set[tuple[Any, ...]],
@@ -392,6 +400,7 @@ class OnlineEnhancedAdaCent:
             and (len(self._trials) + round_) % model.guidance.coverage_every == 0
         ):
             return self._guided_pick(mesh, available, model, taken, fixed_cfg, round_)
+        values, eps = scores()
         i = mesh.distances.next_center(rows, values, eps, available=available, extra_centers=reserved)
         return mesh.configs[i], int(i), "mesh"
 
@@ -490,20 +499,19 @@ class OnlineEnhancedAdaCent:
         t.memo = (depth, v)
         return v
 
-    def _centers(
+    def _scores(
         self, keys: list[Hashable], centers: list[_Trial], raw: np.ndarray
-    ) -> tuple[dict[Hashable, np.ndarray], dict[Hashable, float] | None, float]:
-        """Rows of the centers (non-failed trials, by key), their scores (from their values
-        ``raw``) and epsilon."""
-        rows = {k: t.row for k, t in zip(keys, centers, strict=True)}
+    ) -> tuple[dict[Hashable, float] | None, float]:
+        """The centers' (non-failed trials', by key) scores from their values ``raw``, and
+        epsilon (also kept as ``last_epsilon``)."""
         if not self.enhanced or not centers:
-            return rows, None, math.inf
+            return None, math.inf
         if not np.any(np.isfinite(raw)):
-            return rows, None, math.inf
+            return None, math.inf
         scores = positive_scores(raw, self.maximize)
         values = dict(zip(keys, scores.tolist(), strict=True))
         self.last_epsilon = self._epsilon(centers)
-        return rows, values, self.last_epsilon
+        return values, self.last_epsilon
 
     def _epsilon(self, centers: list[_Trial]) -> float:
         """:func:`resolve_epsilon` over the finished, valued centers' curves, in trial order."""
