@@ -28,7 +28,13 @@ from raytune_ext._search_properties import (
     merge_search_properties,
     missing_metric_or_mode,
 )
-from uvp_plugins.adacent.pred import DEFAULT_PREDICTOR, DELTA, TAIL_FRACTION, PredStoppingRule
+from uvp_plugins.adacent.pred import (
+    DEFAULT_PREDICTOR,
+    DELTA,
+    KEEP_FRACTION,
+    TAIL_FRACTION,
+    PredStoppingRule,
+)
 from uvp_plugins.validation import check_bool, check_int
 
 if TYPE_CHECKING:
@@ -67,7 +73,12 @@ class PredStoppingScheduler(FIFOScheduler):
       depth);
     * otherwise the trial is stopped when the rule says so (``decide``): its prediction at
       ``max_t`` is worse than the best value any other trial has reached so far (by
-      monotonicity every reported value is a lower bound on that trial's final value).
+      monotonicity every reported value is a lower bound on that trial's final value);
+    * or, by default, when its value at its step is not among the best half of the values the
+      trials reported at that step (once at least three others reported it): the median cut of
+      Ray's ``MedianStoppingRule`` and successive halving, added to Pred since 2026-11-26 (not in
+      the paper; ``keep_fraction=None`` is Pred alone, and a state saved before resumes only with
+      it). Why: :mod:`uvp_plugins.adacent.pred`.
 
     **Bad values (the core's documented behaviour).** Non-finite metrics (``nan``, ``+-inf``) enter
     neither the trial's history nor the best value; they still count as a step. A trial past the
@@ -132,6 +143,9 @@ class PredStoppingScheduler(FIFOScheduler):
             (the paper uses 0.1).
         predictor: ``"last_slope"`` (Alg. 6, default) or ``"tail"`` (tail fit, Sec. 4).
         fraction: share of the history the tail fit uses, in ``(0, 1]`` (paper: 0.3).
+        keep_fraction: the cut: past the depth a trial continues only while its value at its
+            step is among the best ``keep_fraction`` of the values reported there (a float in
+            ``(0, 1]``; default 0.5, the median); ``None``: Pred alone (the paper).
         state_path: where to journal the state; default in the experiment directory.
         fsync: ``fsync`` every journal record (survives a machine crash, costs a disk flush per
             result); by default records survive a killed process only.
@@ -149,6 +163,7 @@ class PredStoppingScheduler(FIFOScheduler):
         delta: float = DELTA,
         predictor: str = DEFAULT_PREDICTOR,
         fraction: float = TAIL_FRACTION,
+        keep_fraction: float | None = KEEP_FRACTION,
         state_path: str | os.PathLike[str] | None = None,
         fsync: bool = False,
     ) -> None:
@@ -162,9 +177,11 @@ class PredStoppingScheduler(FIFOScheduler):
         self._mode = mode
         self._fsync = check_bool("fsync", fsync)
         self._state_path = os.fspath(state_path) if state_path is not None else None
-        # the core validates delta, predictor and fraction (errors name them); mode is a
-        # placeholder until set_search_properties/on_trial_add know it
-        self._rule = PredStoppingRule(self._max_t, delta, predictor, fraction, mode=mode or "max")
+        # the core validates delta, predictor, fraction and keep_fraction (errors name them);
+        # mode is a placeholder until set_search_properties/on_trial_add know it
+        self._rule = PredStoppingRule(
+            self._max_t, delta, predictor, fraction, mode=mode or "max", keep_fraction=keep_fraction
+        )
         self._added: dict[str, None] = {}  # trial ids in the order Ray first added them
         self._stopped: dict[str, int] = {}  # trial id -> step at which the rule stopped it
         self._journal: Journal | None = None
@@ -252,7 +269,8 @@ class PredStoppingScheduler(FIFOScheduler):
 
     def debug_string(self) -> str:
         return (
-            f"Using PredStoppingScheduler (predictor={self._rule.predictor}, max_t={self._max_t}, "
+            f"Using PredStoppingScheduler (predictor={self._rule.predictor}, "
+            f"keep_fraction={self._rule.keep_fraction}, max_t={self._max_t}, "
             f"no stop before {self._time_attr}={self._rule.exploration_steps}): "
             f"num_stopped={len(self._stopped)}."
         )

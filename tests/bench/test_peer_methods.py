@@ -68,11 +68,17 @@ def test_a_missing_peer_names_the_extra_to_install(method, module, monkeypatch) 
         ("optuna-eadacent-pred", "optuna-eadacent-pred-tail"),
         ("optuna-eadacent-pred-paper", "optuna-eadacent-pred-paper-tail"),
         ("optuna-tpe-pred", "optuna-tpe-pred-tail"),
+        ("optuna-eadacent-pred", "optuna-eadacent-pred-nocut"),
+        ("optuna-eadacent-pred-paper", "optuna-eadacent-pred-paper-nocut"),
+        ("optuna-tpe-pred", "optuna-tpe-pred-nocut"),
+        ("optuna-eadacent-pred-nocut", "optuna-eadacent-pred-tail"),
     ],
 )
 def test_tail_methods_prune_by_the_tail_fit(tmp_path, default, tail) -> None:  # type: ignore[no-untyped-def]
-    """Same sampler and seed, PredPruner(predictor="tail") instead of the default last slope:
-    the whole budget is spent, and the pruning (so the sequence of evaluations) differs."""
+    """Same sampler and seed, the pruner of an earlier default (``-tail``:
+    PredPruner(predictor="tail", keep_fraction=None); ``-nocut``: keep_fraction=None, Pred alone)
+    instead of the current one: the whole budget is spent, and the pruning (so the sequence of
+    evaluations) differs."""
     curves = []
     for method in (default, tail):
         spec = RunSpec("lc-synthetic", "0", method, 0, budget_factor=12)

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import doctest
 import math
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from uvp_plugins.adacent import pred as pred_module
 from uvp_plugins.adacent.curves import pred_last_slope, tail_fit_bound
-from uvp_plugins.adacent.pred import PredStoppingRule, optimistic_prediction
+from uvp_plugins.adacent.pred import (
+    KEEP_FRACTION,
+    MIN_PEERS,
+    PredStoppingRule,
+    optimistic_prediction,
+    outside_kept_share,
+)
 
 
 def test_never_stops_during_exploration_or_at_the_full_budget() -> None:
@@ -60,6 +68,9 @@ def test_optimistic_prediction_names_bad_predictors() -> None:
         ({"max_resource": 10, "fraction": 0.0}, ValueError, r"fraction must be a float in \(0, 1\]"),
         ({"max_resource": 10, "mode": "maximize"}, ValueError, "mode must be one of 'max', 'min'"),
         ({"max_resource": "10"}, TypeError, "max_resource must be an int"),
+        ({"max_resource": 10, "keep_fraction": 0.0}, ValueError, r"keep_fraction must be a float in \(0, 1\]"),
+        ({"max_resource": 10, "keep_fraction": 1.5}, ValueError, r"keep_fraction must be a float in \(0, 1\]"),
+        ({"max_resource": 10, "keep_fraction": "half"}, TypeError, "keep_fraction"),
     ],
 )
 def test_bad_arguments_name_the_argument(kwargs: dict, exc: type, match: str) -> None:
@@ -71,12 +82,12 @@ def test_bad_arguments_name_the_argument(kwargs: dict, exc: type, match: str) ->
 @given(
     reports=st.lists(
         st.tuples(
-            st.sampled_from(["a", "b", "c", "d"]),
+            st.sampled_from(["a", "b", "c", "d", "e", "f"]),
             st.integers(1, 12),
             st.one_of(st.floats(0.0, 1.0), st.just(math.nan)),
         ),
         min_size=1,
-        max_size=40,
+        max_size=60,
     ),
     maximize=st.booleans(),
 )
@@ -99,7 +110,8 @@ def test_stateful_decisions_equal_the_stateless_rule(reports: list, maximize: bo
             assert rule.best_other(trial) == best
         kept = dict(curve)
         kept.setdefault(last[trial], math.nan)
-        assert rule.decide(trial) == rule.should_stop(kept, best)
+        at_step = [c[last[trial]] for t, c in curves.items() if t != trial and last[trial] in c]
+        assert rule.decide(trial) == rule.should_stop(kept, best, at_step=at_step)
 
 
 def test_state_round_trip_and_validation() -> None:
@@ -119,3 +131,47 @@ def test_state_round_trip_and_validation() -> None:
         PredStoppingRule.from_state_dict({"format": "other"})
     rule.forget("good")
     assert math.isnan(rule.best_other("bad"))
+
+
+def test_the_median_cut_stops_a_trial_outside_the_best_half_at_its_step() -> None:
+    """Past the depth, a trial Pred would keep (steep curve) stops when at least half of the other
+    values at its step are better - once MIN_PEERS others reported it; not with
+    keep_fraction=None (Pred alone), not before the depth, not at T."""
+    assert KEEP_FRACTION == 0.5 and MIN_PEERS == 3
+    rule = PredStoppingRule(max_resource=10, delta=0.2)
+    steep = {1: 0.3, 2: 0.6}
+    assert not rule.should_stop(steep, best_other=0.9)  # Pred alone keeps it
+    assert rule.should_stop(steep, best_other=0.9, at_step=[0.9, 0.8, 0.7])  # 3 of 4 better
+    assert rule.should_stop(steep, best_other=0.9, at_step=[0.9, 0.7, 0.5])  # 2 of 4: not top half
+    assert not rule.should_stop(steep, best_other=0.9, at_step=[0.9, 0.5, 0.4])  # 1 of 4 better
+    assert not rule.should_stop(steep, best_other=0.9, at_step=[0.9, 0.8])  # fewer than 3 peers
+    assert not rule.should_stop({1: 0.3}, best_other=0.9, at_step=[0.9, 0.8, 0.7])  # step 1 < 2
+    at_t = {s: 0.1 * s for s in range(1, 11)}
+    assert not rule.should_stop(at_t, best_other=0.9, at_step=[2.0, 2.0, 2.0])
+    # a diverged last report is not cut (and Pred decides on the finite history)
+    assert not rule.should_stop({1: 0.3, 2: 0.6, 3: math.nan}, 0.9, at_step=[0.9, 0.8, 0.7])
+    alone = PredStoppingRule(max_resource=10, delta=0.2, keep_fraction=None)
+    assert not alone.needs_step_values
+    assert not alone.should_stop(steep, best_other=0.9, at_step=[0.9, 0.8, 0.7])
+    # minimisation mirrors it; a third keeps fewer
+    low = PredStoppingRule(max_resource=10, delta=0.2, mode="min")
+    assert low.should_stop({1: 0.7, 2: 0.4}, best_other=0.1, at_step=[0.1, 0.2, 0.3])
+    assert not low.should_stop({1: 0.7, 2: 0.15}, best_other=0.1, at_step=[0.1, 0.2, 0.3])
+    third = PredStoppingRule(max_resource=10, delta=0.2, keep_fraction=1 / 3)
+    assert third.should_stop({1: 0.3, 2: 0.6}, 0.9, at_step=[0.9, 0.7, 0.5, 0.4, 0.3])
+    assert not rule.should_stop({1: 0.3, 2: 0.6}, 0.9, at_step=[0.9, 0.7, 0.5, 0.4, 0.3])
+
+
+def test_outside_kept_share_and_the_module_examples() -> None:
+    assert outside_kept_share(0.5, [0.9, 0.8, 0.7], 0.5)
+    assert not outside_kept_share(0.5, [0.5, 0.5, 0.5], 0.5)  # ties are not better
+    assert outside_kept_share(0.5, [0.1, 0.2, 0.3], 0.5, maximize=False)
+    assert doctest.testmod(pred_module, raise_on_error=True).attempted >= 8
+
+
+def test_states_keep_the_cut_and_old_states_are_pred_alone() -> None:
+    rule = PredStoppingRule(max_resource=10, delta=0.2, keep_fraction=1 / 3)
+    assert PredStoppingRule.from_state_dict(rule.state_dict()).keep_fraction == 1 / 3
+    old = PredStoppingRule(max_resource=10, delta=0.2).state_dict()
+    del old["params"]["keep_fraction"]  # a state saved before the cut existed
+    assert PredStoppingRule.from_state_dict(old).keep_fraction is None

@@ -166,6 +166,22 @@ def test_concurrent_trials_stop_as_the_core_rule_and_state_round_trips(
     assert sched.rule.predictor == "last_slope"
     with pytest.raises(ValueError, match="predictor='last_slope' vs 'tail'"):
         PredStoppingScheduler(metric="loss", mode="min", max_t=T, predictor="tail").restore(path)
+    # so must the cut (the median cut is the default since 2026-11-26; a state saved with Pred
+    # alone - also one saved before the cut existed - resumes only with keep_fraction=None)
+    assert sched.rule.keep_fraction == 0.5
+    with pytest.raises(ValueError, match="keep_fraction=0.5 vs None"):
+        PredStoppingScheduler(metric="loss", mode="min", max_t=T, keep_fraction=None).restore(path)
+    with open(path, encoding="utf-8") as f:
+        old_state = json.load(f)
+    del old_state["rule"]["params"]["keep_fraction"]
+    old_path = str(tmp_path / "pred-before-the-cut.json")
+    with open(old_path, "w") as f:
+        json.dump(old_state, f)
+    with pytest.raises(ValueError, match="keep_fraction=None vs 0.5"):
+        PredStoppingScheduler(metric="loss", mode="min", max_t=T, delta=0.1).restore(old_path)
+    alone = PredStoppingScheduler(metric="loss", mode="min", max_t=T, delta=0.1, keep_fraction=None)
+    alone.restore(old_path)
+    assert alone.rule.keep_fraction is None
 
 
 def test_tuner_restore_continues_with_the_same_rule_state(ray_cluster: str, tmp_path) -> None:
@@ -235,6 +251,8 @@ def test_missing_metric_or_mode_is_a_clear_error(ray_cluster: str, tmp_path) -> 
         ({"max_t": 10, "delta": 1.0}, ValueError, "delta"),
         ({"max_t": 10, "predictor": "median"}, ValueError, "predictor"),
         ({"max_t": 10, "fraction": 0.0}, ValueError, "fraction"),
+        ({"max_t": 10, "keep_fraction": 0.0}, ValueError, "keep_fraction"),
+        ({"max_t": 10, "keep_fraction": 2}, ValueError, "keep_fraction"),
         ({"max_t": 10, "mode": "avg"}, ValueError, "mode"),
         ({"max_t": 10, "time_attr": ""}, TypeError, "time_attr"),
         ({"max_t": 10, "metric": 3}, TypeError, "metric"),

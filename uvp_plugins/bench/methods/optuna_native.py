@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from uvp_plugins.adacent.pred import DEFAULT_PREDICTOR
+from uvp_plugins.adacent.pred import DEFAULT_PREDICTOR, KEEP_FRACTION
 from uvp_plugins.bench.context import RunContext
 from uvp_plugins.bench.ledger import BudgetExhausted
 from uvp_plugins.bench.registry import register_method
@@ -60,12 +60,17 @@ def run_optuna_study(ctx: RunContext, sampler: Any, pruner: Any | None) -> Any:
     return study
 
 
-def pred_pruner(T: int, predictor: str = DEFAULT_PREDICTOR) -> PredPruner | None:
-    """Our ``PredPruner(max_resource=T, predictor=predictor)`` for the harness's Optuna methods
-    (ours and the ``optuna-tpe-pred`` peers); ``None`` when ``T < 2`` (nothing to prune)."""
+def pred_pruner(
+    T: int, predictor: str = DEFAULT_PREDICTOR, keep_fraction: float | None = KEEP_FRACTION
+) -> PredPruner | None:
+    """Our ``PredPruner(max_resource=T, predictor=..., keep_fraction=...)`` for the harness's
+    Optuna methods (ours and the ``optuna-tpe-pred`` peers); ``None`` when ``T < 2`` (nothing
+    to prune)."""
     from optuna_ext import PredPruner
 
-    return PredPruner(max_resource=T, predictor=predictor) if T >= 2 else None
+    if T < 2:
+        return None
+    return PredPruner(max_resource=T, predictor=predictor, keep_fraction=keep_fraction)
 
 
 @register_method("optuna-tpe", "Optuna TPESampler, every trial to T", requires=("optuna",))

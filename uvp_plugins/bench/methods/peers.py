@@ -4,8 +4,9 @@
   ``T`` — the sampler Optuna's documentation recommends below a few hundred trials (needs torch).
 * ``optuna-tpe-pred``: Optuna's ``TPESampler(seed)`` with its defaults + our
   ``optuna_ext.PredPruner(max_resource=T)``: our pruner under Optuna's default sampler;
-  ``optuna-tpe-pred-tail`` the same with ``predictor="tail"`` (Sec. 4's tail fit, the pruner's
-  default before 2026-11-26).
+  ``optuna-tpe-pred-nocut`` the same with ``keep_fraction=None`` (Pred alone, the pruner's
+  default before the median cut), ``optuna-tpe-pred-tail`` with ``predictor="tail",
+  keep_fraction=None`` (Sec. 4's tail fit, the pruner's default before the last slope).
 * ``dehb``: DEHB (Awad, Mallik & Hutter 2021; the ``dehb`` package) through its ask/tell
   interface, fidelity = the problem's budget axis (epochs, trainsize levels) from 1 to ``T``,
   ``eta = 3``, on the unit hypercube of the search space (DEHB's own representation;
@@ -26,7 +27,7 @@ import tempfile
 
 import numpy as np
 
-from uvp_plugins.adacent.pred import DEFAULT_PREDICTOR
+from uvp_plugins.adacent.pred import DEFAULT_PREDICTOR, KEEP_FRACTION
 from uvp_plugins.bench.context import RunContext
 from uvp_plugins.bench.ledger import BudgetExhausted
 from uvp_plugins.bench.registry import register_method
@@ -35,6 +36,7 @@ __all__ = [
     "run_optuna_gp",
     "run_optuna_tpe_pred",
     "run_optuna_tpe_pred_tail",
+    "run_optuna_tpe_pred_nocut",
     "run_dehb",
     "DEHB_ETA",
 ]
@@ -62,25 +64,35 @@ def run_optuna_gp(ctx: RunContext) -> None:
     requires=("optuna",),
 )
 def run_optuna_tpe_pred(ctx: RunContext) -> None:
-    _tpe_pred(ctx, DEFAULT_PREDICTOR)
+    _tpe_pred(ctx, DEFAULT_PREDICTOR, KEEP_FRACTION)
+
+
+@register_method(
+    "optuna-tpe-pred-nocut",
+    "Optuna TPESampler (defaults) + our PredPruner(max_resource=T, keep_fraction=None)",
+    requires=("optuna",),
+)
+def run_optuna_tpe_pred_nocut(ctx: RunContext) -> None:
+    _tpe_pred(ctx, DEFAULT_PREDICTOR, None)
 
 
 @register_method(
     "optuna-tpe-pred-tail",
-    "Optuna TPESampler (defaults) + our PredPruner(max_resource=T, predictor='tail')",
+    "Optuna TPESampler (defaults) + our PredPruner(max_resource=T, predictor='tail', "
+    "keep_fraction=None)",
     requires=("optuna",),
 )
 def run_optuna_tpe_pred_tail(ctx: RunContext) -> None:
-    _tpe_pred(ctx, "tail")
+    _tpe_pred(ctx, "tail", None)
 
 
-def _tpe_pred(ctx: RunContext, predictor: str) -> None:
+def _tpe_pred(ctx: RunContext, predictor: str, keep_fraction: float | None) -> None:
     import optuna
 
     from uvp_plugins.bench.methods.optuna_native import pred_pruner, run_optuna_study
 
     sampler = optuna.samplers.TPESampler(seed=ctx.seed)
-    run_optuna_study(ctx, sampler, pred_pruner(ctx.max_budget, predictor))
+    run_optuna_study(ctx, sampler, pred_pruner(ctx.max_budget, predictor, keep_fraction))
 
 
 @register_method(
