@@ -60,7 +60,8 @@ class PredPruner(BasePruner):
       intermediate value is a lower bound on that trial's final value, so the comparison is the
       paper's ``max H_last`` taken over all trials seen so far rather than over the current
       pool: sequential Optuna compares against fully trained earlier trials, which only prunes
-      earlier, never wrongly when the prediction is optimistic (Theorem 3.14's argument);
+      earlier, never wrongly when the prediction is optimistic (Theorem 3.14's argument; for
+      Pred alone - the median cut below gives this up);
     * the budget ``B`` of the paper is Optuna's ``n_trials``/``timeout``; the pool's
       round-robin order is replaced by Optuna's trial order.
 

@@ -48,7 +48,7 @@ active pool; frameworks run each trial on its own (sequentially or in parallel),
 compares a trial against the best value any *other* trial has reached so far. By monotonicity
 (Assumption 1.1) every reported value is a lower bound on that trial's final value, so this only
 prunes earlier than the pool version, never wrongly when the prediction is optimistic (Theorem
-3.14's argument).
+3.14's argument; this holds for Pred alone, not for the median cut).
 
 **Steps and bad values (documented, tested):**
 
