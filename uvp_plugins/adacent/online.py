@@ -62,6 +62,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -346,12 +347,7 @@ class OnlineEnhancedAdaCent:
         rows = {k: t.row for k, t in zip(keys, centers, strict=True)}
         # the centers' scores and epsilon only for Enhanced-KCenter steps (an expected-improvement
         # step does not read them), computed at most once per ask
-        scored: list[tuple[dict[Hashable, float] | None, float]] = []
-
-        def scores() -> tuple[dict[Hashable, float] | None, float]:
-            if not scored:
-                scored.append(self._scores(keys, centers, raw))
-            return scored[0]
+        scores = functools.cache(lambda: self._scores(keys, centers, raw))
 
         model = self._update_model(centers, raw)
         reserved: list[np.ndarray] = []

@@ -300,7 +300,7 @@ class PredStoppingRule:
         if last not in curve:
             curve[last] = math.nan  # the last report was not finite: it still counts as a step
         at_step: list[float] = []
-        if self.keep_fraction is not None:
+        if self.needs_step_values:
             at_step = [c[last] for t, c in self._curves.items() if t != trial and last in c]
         return self.should_stop(curve, self.best_other(trial), at_step=at_step)
 
