@@ -18,6 +18,8 @@ from uvp_plugins.adacent.pred import (
     KEEP_FRACTION,
     TAIL_FRACTION,
     PredStoppingRule,
+    check_n_probes,
+    probes_for,
 )
 
 if TYPE_CHECKING:
@@ -73,6 +75,21 @@ class PredPruner(BasePruner):
     spends that budget on more configurations. ``keep_fraction=None`` is Pred alone (the
     paper's rule); why 0.5 and the measurements: :mod:`uvp_plugins.adacent.pred`.
 
+    **The probe phase (default with our guided sampler since 2026-11-26; not in the paper).**
+    With ``n_probes="auto"`` (the default) and :class:`~optuna_ext.EnhancedAdaCentSampler` with
+    its default ``guidance``, the first ten trials (``guidance.n_init``) to reach the exploration
+    depth are pruned there: a trial is pruned at its first step at or past the depth while fewer
+    than that many other trials reported a finite value at that step. In Alg. 8 a round of
+    centers is probed before any is trained further; in Optuna the first trial would otherwise
+    train to ``max_resource`` alone. The sampler's model starts on exactly those values, so the
+    first configuration trained past the depth is its choice among ten. With any other sampler
+    (TPE, or ours with ``guidance=None``) ``"auto"`` means no probe phase: there the probes cost
+    more than they saved. The pruner reads ``study.sampler`` for this, as Optuna's
+    ``TPESampler`` reads ``study.pruner`` for ``HyperbandPruner``. **A study of at most ten
+    trials therefore completes none** (``study.best_trial`` raises); run more trials, or pass
+    ``n_probes=0``. An int sets the phase for any sampler. Why and the measurements:
+    :mod:`uvp_plugins.adacent.pred`.
+
     **Steps.** ``step`` counts resource units (epochs, ...) trained so far, ``1..T``. Steps may be
     sparse (values are linearly interpolated between reports, which keeps the last-slope
     predictor optimistic on concave curves) and may start at 0 (Optuna's convention; the
@@ -120,6 +137,11 @@ class PredPruner(BasePruner):
         keep_fraction: the cut: past the depth a trial continues only while its value at its
             step is among the best ``keep_fraction`` of the values reported there (a float in
             ``(0, 1]``; default 0.5, the median); ``None``: Pred alone (the paper).
+        n_probes: the probe phase: a trial is pruned at its first step at or past the depth
+            while fewer than ``n_probes`` other trials reported a finite value there (an int
+            ``>= 0``; 0: no probe phase) or ``"auto"`` (default): the guided sampler's
+            ``guidance.n_init`` when the study's sampler is ``EnhancedAdaCentSampler`` with
+            guidance, else 0.
     """
 
     def __init__(
@@ -129,10 +151,24 @@ class PredPruner(BasePruner):
         predictor: str = DEFAULT_PREDICTOR,
         fraction: float = TAIL_FRACTION,
         keep_fraction: float | None = KEEP_FRACTION,
+        n_probes: int | str = "auto",
     ) -> None:
         # validation and the decision itself: uvp_plugins.adacent.pred (one rule for every adapter)
+        self._auto_probes = n_probes == "auto"
+        if self._auto_probes:
+            n_probes = 0  # resolved per study from its sampler (_probes)
+        elif isinstance(n_probes, str):
+            raise ValueError(f"n_probes must be an int >= 0 or 'auto', got {n_probes!r}")
+        else:
+            check_n_probes(n_probes)
         self._rule = PredStoppingRule(
-            max_resource, delta, predictor, fraction, mode="max", keep_fraction=keep_fraction
+            max_resource,
+            delta,
+            predictor,
+            fraction,
+            mode="max",
+            keep_fraction=keep_fraction,
+            n_probes=n_probes,
         )
         self._warned = False
         self._lock = threading.Lock()
@@ -170,20 +206,34 @@ class PredPruner(BasePruner):
         """The cut's share (``None``: Pred alone)."""
         return self._rule.keep_fraction
 
+    @property
+    def n_probes(self) -> int | str:
+        """The probe phase as given: ``"auto"`` or a number of probes (0: none)."""
+        return "auto" if self._auto_probes else self._rule.n_probes
+
+    def probes_in(self, study: Study) -> int:
+        """The number of probes in ``study``: ``"auto"`` resolved from its sampler."""
+        if not self._auto_probes:
+            return self._rule.n_probes
+        from optuna_ext._sampler import EnhancedAdaCentSampler
+
+        sampler = study.sampler
+        return probes_for(sampler.guidance) if isinstance(sampler, EnhancedAdaCentSampler) else 0
+
     def _others(
-        self, study: Study, trial: FrozenTrial, step: int, maximize: bool
+        self, study: Study, trial: FrozenTrial, step: int, maximize: bool, need_at_step: bool
     ) -> tuple[float, list[float]]:
-        """The best finite value of the other trials and their finite values at ``step``."""
+        """The best finite value of the other trials and (when the rule reads them) their finite
+        values at ``step``."""
         values: list[float] = []
         at_step: list[float] = []
-        cut = self._rule.needs_step_values
         for t in study._storage.get_all_trials(study._study_id, deepcopy=False):
             if t.number == trial.number or t.state not in _COUNTED_STATES:
                 continue
             values.extend(t.intermediate_values.values())
             if t.state == TrialState.COMPLETE and t.values:
                 values.append(t.values[0])
-            if cut:
+            if need_at_step:
                 v = t.intermediate_values.get(step)
                 if v is not None and math.isfinite(v):
                     at_step.append(float(v))
@@ -208,5 +258,7 @@ class PredPruner(BasePruner):
         if step >= self.max_resource or step < self.exploration_steps:
             return False  # (cheap exits before the storage is read)
         maximize = study.direction == StudyDirection.MAXIMIZE
-        best, at_step = self._others(study, trial, step, maximize)
-        return self._rule.should_stop(trial.intermediate_values, best, maximize, at_step)
+        probes = self.probes_in(study)
+        need_at_step = self._rule.needs_step_values or probes > 0
+        best, at_step = self._others(study, trial, step, maximize, need_at_step)
+        return self._rule.should_stop(trial.intermediate_values, best, maximize, at_step, probes)

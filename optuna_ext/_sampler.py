@@ -296,6 +296,11 @@ class EnhancedAdaCentSampler(BaseSampler):
         )
 
     # ----------------------------------------------------------------- plumbing
+    @property
+    def guidance(self) -> Guidance | None:
+        """The exploitation step's settings (``None``: the paper-faithful sampler)."""
+        return self._guidance
+
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         del state["_lock"]

@@ -78,7 +78,14 @@ class PredStoppingScheduler(FIFOScheduler):
       trials reported at that step (once at least three others reported it): the median cut of
       Ray's ``MedianStoppingRule`` and successive halving, added to Pred since 2026-11-26 (not in
       the paper; ``keep_fraction=None`` is Pred alone, and a state saved before resumes only with
-      it). Why: :mod:`uvp_plugins.adacent.pred`.
+      it). Why: :mod:`uvp_plugins.adacent.pred`;
+    * and, with ``n_probes > 0``, when it is one of the first ``n_probes`` trials to reach the
+      depth (at its first step at or past the depth, fewer than ``n_probes`` other trials
+      reported a value there): the probe phase that Optuna's ``PredPruner`` uses with our guided
+      sampler (not in the paper). Off by default here: it was measured with Optuna's sequential
+      trials only; with :class:`~raytune_ext.EnhancedAdaCentSearch` the matching setting is
+      ``n_probes=10`` (its ``guidance.n_init``), unmeasured on Ray. A state saved before the
+      phase existed reads as ``n_probes=0``.
 
     **Bad values (the core's documented behaviour).** Non-finite metrics (``nan``, ``+-inf``) enter
     neither the trial's history nor the best value; they still count as a step. A trial past the
@@ -146,6 +153,9 @@ class PredStoppingScheduler(FIFOScheduler):
         keep_fraction: the cut: past the depth a trial continues only while its value at its
             step is among the best ``keep_fraction`` of the values reported there (a float in
             ``(0, 1]``; default 0.5, the median); ``None``: Pred alone (the paper).
+        n_probes: the probe phase: a trial stops at its first step at or past the depth while
+            fewer than ``n_probes`` other trials reported a finite value there (an int ``>= 0``;
+            default 0: no probe phase).
         state_path: where to journal the state; default in the experiment directory.
         fsync: ``fsync`` every journal record (survives a machine crash, costs a disk flush per
             result); by default records survive a killed process only.
@@ -164,6 +174,7 @@ class PredStoppingScheduler(FIFOScheduler):
         predictor: str = DEFAULT_PREDICTOR,
         fraction: float = TAIL_FRACTION,
         keep_fraction: float | None = KEEP_FRACTION,
+        n_probes: int = 0,
         state_path: str | os.PathLike[str] | None = None,
         fsync: bool = False,
     ) -> None:
@@ -177,10 +188,16 @@ class PredStoppingScheduler(FIFOScheduler):
         self._mode = mode
         self._fsync = check_bool("fsync", fsync)
         self._state_path = os.fspath(state_path) if state_path is not None else None
-        # the core validates delta, predictor, fraction and keep_fraction (errors name them);
-        # mode is a placeholder until set_search_properties/on_trial_add know it
+        # the core validates delta, predictor, fraction, keep_fraction and n_probes (errors name
+        # them); mode is a placeholder until set_search_properties/on_trial_add know it
         self._rule = PredStoppingRule(
-            self._max_t, delta, predictor, fraction, mode=mode or "max", keep_fraction=keep_fraction
+            self._max_t,
+            delta,
+            predictor,
+            fraction,
+            mode=mode or "max",
+            keep_fraction=keep_fraction,
+            n_probes=n_probes,
         )
         self._added: dict[str, None] = {}  # trial ids in the order Ray first added them
         self._stopped: dict[str, int] = {}  # trial id -> step at which the rule stopped it
@@ -270,7 +287,8 @@ class PredStoppingScheduler(FIFOScheduler):
     def debug_string(self) -> str:
         return (
             f"Using PredStoppingScheduler (predictor={self._rule.predictor}, "
-            f"keep_fraction={self._rule.keep_fraction}, max_t={self._max_t}, "
+            f"keep_fraction={self._rule.keep_fraction}, n_probes={self._rule.n_probes}, "
+            f"max_t={self._max_t}, "
             f"no stop before {self._time_attr}={self._rule.exploration_steps}): "
             f"num_stopped={len(self._stopped)}."
         )
@@ -338,8 +356,10 @@ class PredStoppingScheduler(FIFOScheduler):
     def _load_state(self, state: Mapping[str, Any], records: list[list[Any]]) -> None:
         if state.get("format") != _STATE_FORMAT:
             raise ValueError(f"state format must be {_STATE_FORMAT!r}, got {state.get('format')!r}")
+        # the rule as saved (a state from before a parameter existed reads as made without it)
+        rule = PredStoppingRule.from_state_dict(state["rule"])
         mine = {**self._params(), **self._rule.state_dict()["params"]}
-        saved = {**state["params"], **state["rule"]["params"]}
+        saved = {**state["params"], **rule.state_dict()["params"]}
         if self._mode is None:
             mine.pop("mode")
             saved.pop("mode", None)
@@ -349,7 +369,6 @@ class PredStoppingScheduler(FIFOScheduler):
                 "the saved state was made with other scheduler arguments (saved, given): "
                 + ", ".join(f"{k}={a!r} vs {b!r}" for k, (a, b) in sorted(differ.items()))
             )
-        rule = PredStoppingRule.from_state_dict(state["rule"])
         added = {str(t): None for t in state["trials"]}
         stopped = {str(t): int(s) for t, s in state["stopped"].items()}
         for rec in records:

@@ -11,12 +11,14 @@ from hypothesis import strategies as st
 
 from uvp_plugins.adacent import pred as pred_module
 from uvp_plugins.adacent.curves import pred_last_slope, tail_fit_bound
+from uvp_plugins.adacent.guidance import Guidance
 from uvp_plugins.adacent.pred import (
     KEEP_FRACTION,
     MIN_PEERS,
     PredStoppingRule,
     optimistic_prediction,
     outside_kept_share,
+    probes_for,
 )
 
 
@@ -162,6 +164,39 @@ def test_the_median_cut_stops_a_trial_outside_the_best_half_at_its_step() -> Non
     assert not rule.should_stop({1: 0.3, 2: 0.6}, 0.9, at_step=[0.9, 0.7, 0.5, 0.4, 0.3])
 
 
+def test_the_probe_phase_stops_the_first_trials_at_the_depth() -> None:
+    """With ``n_probes=10`` (the guided sampler's, ``probes_for``) the first ten trials to reach
+    the depth stop there, whatever Pred and the cut say; later trials are decided as before.
+    Only at a trial's first step at or past the depth (sparse reports included), never before
+    the depth, not with n_probes=0 (the rule's default); a caller's override wins."""
+    assert probes_for(Guidance()) == 10 and probes_for(None) == 0
+    rule = PredStoppingRule(max_resource=10, delta=0.2, n_probes=probes_for(Guidance()))
+    steep = {1: 0.3, 2: 0.9}  # the depth is step 2; the best value so far
+    nine = [0.1] * 9
+    assert rule.needs_step_values
+    assert rule.should_stop(steep, best_other=math.nan)  # the first trial: no rival, yet a probe
+    assert rule.should_stop(steep, best_other=0.5, at_step=nine)  # 9 others there: the 10th probe
+    assert not rule.should_stop(steep, best_other=0.5, at_step=nine + [0.2])  # the 11th trial
+    assert not rule.should_stop({1: 0.3}, best_other=math.nan)  # before the depth
+    # only the first step at or past the depth is a probe's last step
+    assert not rule.should_stop({1: 0.3, 2: 0.6, 3: 0.9}, best_other=math.nan)
+    assert rule.should_stop({1: 0.3, 4: 0.9}, best_other=math.nan)  # sparse: 4 is its first
+    off = PredStoppingRule(max_resource=10, delta=0.2)
+    assert off.n_probes == 0 and not off.should_stop(steep, best_other=math.nan)
+    assert off.should_stop(steep, best_other=math.nan, n_probes=1)  # the override
+    assert not rule.should_stop(steep, best_other=math.nan, n_probes=0)
+    # the stateful use counts the other trials observed at the step
+    few = PredStoppingRule(max_resource=10, delta=0.2, n_probes=2, keep_fraction=None)
+    for i, trial in enumerate("abc"):
+        few.observe(trial, 1, 0.3)
+        few.observe(trial, 2, 0.5 + 0.1 * i)
+        assert few.decide(trial) == (i < 2), trial
+    restored = PredStoppingRule.from_state_dict(few.state_dict())
+    assert restored.n_probes == 2 and restored.decide("c") is False
+    restored.observe("d", 2, 0.1)  # a fourth trial with the worst value: not a probe, Pred decides
+    assert restored.decide("d") is False and few.should_stop({2: 0.1, 3: 0.1}, 0.7) is True
+
+
 def test_outside_kept_share_and_the_module_examples() -> None:
     assert outside_kept_share(0.5, [0.9, 0.8, 0.7], 0.5)
     assert not outside_kept_share(0.5, [0.5, 0.5, 0.5], 0.5)  # ties are not better
@@ -175,3 +210,9 @@ def test_states_keep_the_cut_and_old_states_are_pred_alone() -> None:
     old = PredStoppingRule(max_resource=10, delta=0.2).state_dict()
     del old["params"]["keep_fraction"]  # a state saved before the cut existed
     assert PredStoppingRule.from_state_dict(old).keep_fraction is None
+    old["params"]["n_probes"] = 4
+    assert PredStoppingRule.from_state_dict(old).n_probes == 4
+    del old["params"]["n_probes"]  # a state saved before the probe phase existed
+    assert PredStoppingRule.from_state_dict(old).n_probes == 0
+    with pytest.raises(ValueError, match="n_probes"):
+        PredStoppingRule(max_resource=10, n_probes=-1)

@@ -12,6 +12,7 @@ from optuna.distributions import FloatDistribution
 from optuna.trial import TrialState, create_trial
 
 from optuna_ext import EnhancedAdaCentSampler, PredPruner
+from uvp_plugins.adacent.guidance import Guidance
 
 pytestmark = pytest.mark.optuna
 optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -124,6 +125,81 @@ def test_the_median_cut_prunes_a_trial_outside_the_best_half_at_its_step(directi
     # without the running trial only two counted trials reported step 2 (the FAILED one does
     # not count): too few for the cut
     assert _first_pruned_step(study_with_rivals(PredPruner(max_resource=20), False), steep_low) is None
+
+
+def _rising_objective(T: int):  # type: ignore[no-untyped-def]
+    def objective(trial: optuna.Trial) -> float:
+        x = trial.suggest_float("x", 0.0, 1.0)
+        v = 0.0
+        for step in range(1, T + 1):
+            v = (0.5 + 0.5 * x) * (1 - 0.7**step)
+            trial.report(v, step)
+            if trial.should_prune():
+                raise optuna.TrialPruned()
+        return v
+
+    return objective
+
+
+def test_the_probe_phase_prunes_the_first_ten_trials_at_the_depth() -> None:
+    """With our guided sampler the default ``n_probes="auto"`` is its ``guidance.n_init`` = 10:
+    the first ten trials to reach the depth are pruned there, whatever Pred and the cut say;
+    later trials are decided by Pred and the cut, and the sampler's choices complete. With any
+    other sampler "auto" is no probe phase, and the first trial completes."""
+    T = 10
+    pruner = PredPruner(max_resource=T, delta=0.2)
+    assert pruner.n_probes == "auto"
+    study = optuna.create_study(
+        direction="maximize", sampler=EnhancedAdaCentSampler(seed=0, n_candidates=64), pruner=pruner
+    )
+    assert pruner.probes_in(study) == 10
+    study.optimize(_rising_objective(T), n_trials=14)
+    states = [(t.state, t.last_step) for t in study.trials]
+    assert states[:10] == [(TrialState.PRUNED, 2)] * 10
+    assert (TrialState.COMPLETE, T) in states[10:]
+    # the completed trial beats every probe: it was chosen with their values to go on
+    best = study.best_trial
+    assert best.params["x"] >= max(t.params["x"] for t in study.trials[:10])
+    for sampler in (optuna.samplers.TPESampler(seed=0), EnhancedAdaCentSampler(seed=0, guidance=None)):
+        other = optuna.create_study(direction="maximize", sampler=sampler, pruner=pruner)
+        assert pruner.probes_in(other) == 0
+        other.optimize(_rising_objective(T), n_trials=1)
+        assert other.trials[0].state == TrialState.COMPLETE
+    six = optuna.create_study(sampler=EnhancedAdaCentSampler(guidance=Guidance(n_init=6)))
+    assert pruner.probes_in(six) == 6
+    # an int holds for any sampler
+    fixed = PredPruner(max_resource=T, n_probes=3)
+    assert fixed.n_probes == 3 and fixed.probes_in(six) == 3 and fixed.probes_in(other) == 3
+    assert PredPruner(max_resource=T, n_probes=0).probes_in(study) == 0
+    with pytest.raises(ValueError, match="n_probes must be an int >= 0 or 'auto'"):
+        PredPruner(max_resource=T, n_probes="ten")
+    with pytest.raises(ValueError, match="n_probes"):
+        PredPruner(max_resource=T, n_probes=-1)
+
+
+def test_a_study_of_at_most_n_probes_trials_completes_none() -> None:
+    """The documented cost of the probe phase: every trial of a short study is a probe."""
+    study = optuna.create_study(direction="maximize", pruner=PredPruner(max_resource=10, n_probes=3))
+    study.optimize(_rising_objective(10), n_trials=3)
+    assert all(t.state == TrialState.PRUNED for t in study.trials)
+    with pytest.raises(ValueError):
+        _ = study.best_trial
+
+
+def test_the_probe_phase_with_two_workers() -> None:
+    """Under ``n_jobs=2`` the count of other trials at the depth is read while the other worker
+    runs: about ten probes (one more or less when both reach the depth together), then trials
+    are trained past the depth and complete."""
+    T = 10
+    study = optuna.create_study(
+        direction="maximize",
+        sampler=optuna.samplers.RandomSampler(seed=1),
+        pruner=PredPruner(max_resource=T, delta=0.2, keep_fraction=None, n_probes=10),
+    )
+    study.optimize(_rising_objective(T), n_trials=16, n_jobs=2)
+    at_depth = [t for t in study.trials if t.state == TrialState.PRUNED and t.last_step == 2]
+    assert 9 <= len(at_depth) <= 11
+    assert any(t.state == TrialState.COMPLETE for t in study.trials)
 
 
 def test_non_finite_values_are_ignored_and_all_nan_is_pruned() -> None:

@@ -95,10 +95,10 @@ def read_rows(path: str) -> list[tuple[str, int, float]]:
 
 
 def replay(
-    rows: Iterable[tuple[str, int, float]], delta: float, mode: str
+    rows: Iterable[tuple[str, int, float]], delta: float, mode: str, n_probes: int
 ) -> dict[str, int]:
     """The stops of the core rule fed the same results in the same order."""
-    rule = PredStoppingRule(T, delta, mode=mode)
+    rule = PredStoppingRule(T, delta, mode=mode, n_probes=n_probes)
     stopped: dict[str, int] = {}
     for tid, step, value in rows:
         rule.observe(tid, step, value)
@@ -118,7 +118,9 @@ def test_concurrent_trials_stop_as_the_core_rule_and_state_round_trips(
     rows_file = str(tmp_path / "rows.jsonl")
     meet_dir = tmp_path / "meet"
     meet_dir.mkdir()
-    sched = PredStoppingScheduler(max_t=T, delta=0.1)  # metric and mode from TuneConfig
+    # metric and mode from TuneConfig; three probes (of eight trials) stopped at the depth, step
+    # 3 (so that the first two trials' results interleave), then Pred and the cut
+    sched = PredStoppingScheduler(max_t=T, delta=0.25, n_probes=3)
     tuner = tune.Tuner(
         make_trainable(meet_dir=str(meet_dir)),
         param_space={"x": tune.grid_search(xs)},
@@ -130,7 +132,7 @@ def test_concurrent_trials_stop_as_the_core_rule_and_state_round_trips(
     results = tuner.fit()
     assert not results.errors
     rows = read_rows(rows_file)
-    expected = replay(rows, 0.1, "min")
+    expected = replay(rows, 0.25, "min", 3)
     assert sched.stopped_trials == expected
     assert sched.rule.mode == "min"
     # Ray's own records agree: a stopped trial ends at its stop step, the others at max_t.
@@ -138,7 +140,7 @@ def test_concurrent_trials_stop_as_the_core_rule_and_state_round_trips(
     assert finals == {tid: expected.get(tid, T) for tid in finals}
     assert 3 <= len(expected) < len(xs)  # the test exercises both outcomes
     nan_trial = next(r.metrics["trial_id"] for r in results if r.config["x"] == NAN_X)
-    assert expected[nan_trial] == 1  # never a finite value past the exploration depth: diverged
+    assert expected[nan_trial] == 3  # no finite value at the exploration depth: diverged
     # Trials really ran at once (2 CPUs): the result spans of two trials overlap.
     spans: dict[str, list[int]] = {}
     for i, (tid, _, _) in enumerate(rows):
@@ -151,16 +153,16 @@ def test_concurrent_trials_stop_as_the_core_rule_and_state_round_trips(
     # save / restore: the same JSON state and the same decisions
     path = str(tmp_path / "pred.json")
     sched.save(path)
-    clone = PredStoppingScheduler(metric="loss", mode="min", max_t=T, delta=0.1)
+    clone = PredStoppingScheduler(metric="loss", mode="min", max_t=T, delta=0.25, n_probes=3)
     clone.restore(path)
     assert clone.state_dict() == sched.state_dict()
     assert clone.stopped_trials == expected
     for tid in finals:
         assert clone.rule.decide(tid) == sched.rule.decide(tid)
-    with pytest.raises(ValueError, match="delta=0.1 vs 0.2"):
-        PredStoppingScheduler(metric="loss", mode="min", max_t=T, delta=0.2).restore(path)
+    with pytest.raises(ValueError, match="delta=0.25 vs 0.2"):
+        PredStoppingScheduler(metric="loss", mode="min", max_t=T, delta=0.2, n_probes=3).restore(path)
     with pytest.raises(ValueError, match="max_resource=12 vs 13"):
-        PredStoppingScheduler(metric="loss", mode="min", max_t=13, delta=0.1).restore(path)
+        PredStoppingScheduler(metric="loss", mode="min", max_t=13, delta=0.25, n_probes=3).restore(path)
     # the predictor must match the saved one (the default changed on 2026-11-26: a state saved
     # with the tail fit resumes only with predictor="tail")
     assert sched.rule.predictor == "last_slope"
@@ -174,14 +176,21 @@ def test_concurrent_trials_stop_as_the_core_rule_and_state_round_trips(
     with open(path, encoding="utf-8") as f:
         old_state = json.load(f)
     del old_state["rule"]["params"]["keep_fraction"]
+    del old_state["rule"]["params"]["n_probes"]
     old_path = str(tmp_path / "pred-before-the-cut.json")
     with open(old_path, "w") as f:
         json.dump(old_state, f)
-    with pytest.raises(ValueError, match="keep_fraction=None vs 0.5"):
-        PredStoppingScheduler(metric="loss", mode="min", max_t=T, delta=0.1).restore(old_path)
-    alone = PredStoppingScheduler(metric="loss", mode="min", max_t=T, delta=0.1, keep_fraction=None)
-    alone.restore(old_path)
-    assert alone.rule.keep_fraction is None
+    with pytest.raises(ValueError, match="keep_fraction=None vs 0.5, n_probes=0 vs 3"):
+        PredStoppingScheduler(metric="loss", mode="min", max_t=T, delta=0.25, n_probes=3).restore(old_path)
+    alone = PredStoppingScheduler(
+        metric="loss", mode="min", max_t=T, delta=0.25, keep_fraction=None
+    )
+    alone.restore(old_path)  # a state from before the probe phase: n_probes=0, the default
+    assert alone.rule.keep_fraction is None and alone.rule.n_probes == 0
+    # and the probe phase: a state saved with probes resumes only with the same n_probes
+    assert sched.rule.n_probes == 3
+    with pytest.raises(ValueError, match="n_probes=3 vs 0"):
+        PredStoppingScheduler(metric="loss", mode="min", max_t=T, delta=0.25).restore(path)
 
 
 def test_tuner_restore_continues_with_the_same_rule_state(ray_cluster: str, tmp_path) -> None:
@@ -195,7 +204,10 @@ def test_tuner_restore_continues_with_the_same_rule_state(ray_cluster: str, tmp_
         trainable,
         param_space={"x": tune.grid_search(xs)},
         tune_config=tune.TuneConfig(
-            scheduler=PredStoppingScheduler(metric="loss", mode="min", max_t=T, delta=delta)
+            # two probes, then Pred and the cut decide: stops after the restore are Pred's
+            scheduler=PredStoppingScheduler(
+                metric="loss", mode="min", max_t=T, delta=delta, n_probes=2
+            )
         ),
         run_config=tune.RunConfig(
             storage_path=str(tmp_path), name="exp", verbose=0, callbacks=[FileRecorder(rows_file)]
@@ -212,12 +224,12 @@ def test_tuner_restore_continues_with_the_same_rule_state(ray_cluster: str, tmp_
     rows = read_rows(rows_file)
     second_rows = rows[n_first:]
     assert second_rows and min(step for _, step, _ in second_rows) == 3  # from the checkpoints
-    expected = replay(rows, delta, "min")
+    expected = replay(rows, delta, "min", 2)
     finals = final_iterations(results)
     assert finals == {tid: expected.get(tid, T) for tid in finals}
     assert any(step >= 3 for step in expected.values())  # stops taken after the restore
     # A scheduler that forgot the first run would decide otherwise on the same results.
-    assert replay(second_rows, delta, "min") != expected
+    assert replay(second_rows, delta, "min", 2) != expected
     # The journal holds every result of both runs.
     state_file = os.path.join(first.experiment_path, PRED_STATE_FILE_NAME)
     snapshot, records = Journal(state_file).load()
@@ -253,6 +265,8 @@ def test_missing_metric_or_mode_is_a_clear_error(ray_cluster: str, tmp_path) -> 
         ({"max_t": 10, "fraction": 0.0}, ValueError, "fraction"),
         ({"max_t": 10, "keep_fraction": 0.0}, ValueError, "keep_fraction"),
         ({"max_t": 10, "keep_fraction": 2}, ValueError, "keep_fraction"),
+        ({"max_t": 10, "n_probes": -1}, ValueError, "n_probes must be an int >= 0"),
+        ({"max_t": 10, "n_probes": 2.5}, ValueError, "n_probes"),
         ({"max_t": 10, "mode": "avg"}, ValueError, "mode"),
         ({"max_t": 10, "time_attr": ""}, TypeError, "time_attr"),
         ({"max_t": 10, "metric": 3}, TypeError, "metric"),

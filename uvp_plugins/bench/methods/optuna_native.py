@@ -61,16 +61,21 @@ def run_optuna_study(ctx: RunContext, sampler: Any, pruner: Any | None) -> Any:
 
 
 def pred_pruner(
-    T: int, predictor: str = DEFAULT_PREDICTOR, keep_fraction: float | None = KEEP_FRACTION
+    T: int,
+    predictor: str = DEFAULT_PREDICTOR,
+    keep_fraction: float | None = KEEP_FRACTION,
+    n_probes: int | str = "auto",
 ) -> PredPruner | None:
-    """Our ``PredPruner(max_resource=T, predictor=..., keep_fraction=...)`` for the harness's
-    Optuna methods (ours and the ``optuna-tpe-pred`` peers); ``None`` when ``T < 2`` (nothing
-    to prune)."""
+    """Our ``PredPruner(max_resource=T, predictor=..., keep_fraction=..., n_probes=...)`` for
+    the harness's Optuna methods (ours and the ``optuna-tpe-pred`` peers); ``None`` when
+    ``T < 2`` (nothing to prune)."""
     from optuna_ext import PredPruner
 
     if T < 2:
         return None
-    return PredPruner(max_resource=T, predictor=predictor, keep_fraction=keep_fraction)
+    return PredPruner(
+        max_resource=T, predictor=predictor, keep_fraction=keep_fraction, n_probes=n_probes
+    )
 
 
 @register_method("optuna-tpe", "Optuna TPESampler, every trial to T", requires=("optuna",))

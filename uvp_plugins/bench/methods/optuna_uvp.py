@@ -3,19 +3,18 @@
 * ``optuna-eadacent-pred`` (ours, default): ``EnhancedAdaCentSampler(seed, max_resource=T)`` +
   ``PredPruner(max_resource=T)`` - Enhanced-AdaCent's coverage for the first trials, then the
   expected-improvement choice of :mod:`uvp_plugins.adacent.guidance` (delta = 0.1, the pruner's
-  default predictor - Alg. 6's last slope - and median cut, 1000 Sobol candidates, epsilon
-  "auto").
+  default predictor - Alg. 6's last slope -, median cut and, with this sampler, probe phase;
+  1000 Sobol candidates, epsilon "auto").
 * ``optuna-eadacent-pred-paper``: the same with ``guidance=None`` - Enhanced-AdaCent (Bateni et
   al., Alg. 8) in Optuna's trial-at-a-time model: Enhanced-KCenter at every trial.
 * ``optuna-adacent-pred``: ``enhanced=False, guidance=None`` - AdaCent (Alg. 7): plain greedy
   k-center selection with the same pruning.
-* ``optuna-eadacent-pred-nocut`` and ``optuna-eadacent-pred-paper-nocut``: the first two with
-  ``PredPruner(keep_fraction=None)`` (Pred alone, without the median cut that issue 17's tuning
-  tasks chose on 2026-11-26).
-* ``optuna-eadacent-pred-tail`` and ``optuna-eadacent-pred-paper-tail``: the first two with
-  ``PredPruner(predictor="tail", keep_fraction=None)`` (Sec. 4's tail fit instead of Alg. 6's
-  PRED, no cut), the pruner's default until issue 17's tuning tasks chose the last slope
-  (docs/results/optuna.md).
+* :data:`EARLIER_DEFAULTS`, the pruner's earlier defaults for paired comparisons (each with
+  ``n_probes=0``): ``optuna-eadacent-pred-noprobe`` (the median cut without the probe phase
+  that issue 17's tuning tasks chose with our sampler on 2026-11-26), ``-nocut`` and
+  ``-paper-nocut`` (Pred alone, ``keep_fraction=None``), ``-tail`` and ``-paper-tail``
+  (``predictor="tail"``: Sec. 4's tail fit instead of Alg. 6's PRED, no cut;
+  docs/results/optuna.md).
 
 The study loop is the harness's :func:`uvp_plugins.bench.methods.optuna_native.run_optuna_study`
 (one ``trial.report`` per step, each step charged to the ledger by ``ctx.evaluate``; a pruned
@@ -25,21 +24,14 @@ our methods and Optuna's native ones are driven identically. Optuna's logging is
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from uvp_plugins.adacent.pred import DEFAULT_PREDICTOR, KEEP_FRACTION
 from uvp_plugins.bench.context import RunContext
 from uvp_plugins.bench.registry import register_method
 
-__all__ = [
-    "run_eadacent_pred",
-    "run_eadacent_pred_paper",
-    "run_adacent_pred",
-    "run_eadacent_pred_tail",
-    "run_eadacent_pred_paper_tail",
-    "run_eadacent_pred_nocut",
-    "run_eadacent_pred_paper_nocut",
-]
+__all__ = ["run_eadacent_pred", "run_eadacent_pred_paper", "run_adacent_pred", "EARLIER_DEFAULTS"]
 
 _DEFAULT: Any = "default"
 
@@ -50,6 +42,7 @@ def _run(
     guidance: Any = _DEFAULT,
     predictor: str = DEFAULT_PREDICTOR,
     keep_fraction: float | None = KEEP_FRACTION,
+    n_probes: int | str = "auto",
 ) -> None:
     from optuna_ext import EnhancedAdaCentSampler
     from uvp_plugins.bench.methods.optuna_native import pred_pruner, run_optuna_study
@@ -59,7 +52,7 @@ def _run(
     sampler = EnhancedAdaCentSampler(
         seed=ctx.seed, max_resource=max(T, 2), enhanced=enhanced, **kwargs
     )
-    run_optuna_study(ctx, sampler, pred_pruner(T, predictor, keep_fraction))
+    run_optuna_study(ctx, sampler, pred_pruner(T, predictor, keep_fraction, n_probes))
 
 
 @register_method(
@@ -94,44 +87,41 @@ def run_adacent_pred(ctx: RunContext) -> None:
     _run(ctx, enhanced=False, guidance=None)
 
 
-@register_method(
-    "optuna-eadacent-pred-tail",
-    "ours with PredPruner(predictor='tail', keep_fraction=None) (Sec. 4): the default sampler + "
-    "Pred pruning by the tail fit, no cut (the pruner's default before 2026-11-26)",
-    requires=("optuna",),
-    kind="ours",
-)
-def run_eadacent_pred_tail(ctx: RunContext) -> None:
-    _run(ctx, enhanced=True, predictor="tail", keep_fraction=None)
+#: earlier defaults, kept for paired comparisons: name -> (description, sampler and pruner kwargs)
+EARLIER_DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "optuna-eadacent-pred-noprobe": (
+        "ours with PredPruner(n_probes=0): the default sampler + Pred and the median cut, without "
+        "the probe phase (the pruner's default with our sampler before 2026-11-26, later)",
+        {"n_probes": 0},
+    ),
+    "optuna-eadacent-pred-nocut": (
+        "ours with PredPruner(keep_fraction=None, n_probes=0): the default sampler + Pred alone "
+        "(the pruner's default before the median cut, 2026-11-26)",
+        {"keep_fraction": None, "n_probes": 0},
+    ),
+    "optuna-eadacent-pred-paper-nocut": (
+        "ours, paper-faithful, with PredPruner(keep_fraction=None): Alg. 8 with Pred alone",
+        {"guidance": None, "keep_fraction": None, "n_probes": 0},
+    ),
+    "optuna-eadacent-pred-tail": (
+        "ours with PredPruner(predictor='tail', keep_fraction=None, n_probes=0) (Sec. 4): the "
+        "default sampler + Pred pruning by the tail fit (the pruner's default before 2026-11-26)",
+        {"predictor": "tail", "keep_fraction": None, "n_probes": 0},
+    ),
+    "optuna-eadacent-pred-paper-tail": (
+        "ours, paper-faithful, with PredPruner(predictor='tail', keep_fraction=None): Alg. 8 with "
+        "Sec. 4's tail fit",
+        {"guidance": None, "predictor": "tail", "keep_fraction": None, "n_probes": 0},
+    ),
+}
 
 
-@register_method(
-    "optuna-eadacent-pred-paper-tail",
-    "ours, paper-faithful, with PredPruner(predictor='tail', keep_fraction=None): Alg. 8 with "
-    "Sec. 4's tail fit",
-    requires=("optuna",),
-    kind="ours",
-)
-def run_eadacent_pred_paper_tail(ctx: RunContext) -> None:
-    _run(ctx, enhanced=True, guidance=None, predictor="tail", keep_fraction=None)
+def _earlier_default(kwargs: dict[str, Any]) -> Callable[[RunContext], None]:
+    def run(ctx: RunContext) -> None:
+        _run(ctx, enhanced=True, **kwargs)
+
+    return run
 
 
-@register_method(
-    "optuna-eadacent-pred-nocut",
-    "ours with PredPruner(keep_fraction=None): the default sampler + Pred alone, without the "
-    "median cut (the pruner's default before the cut, 2026-11-26)",
-    requires=("optuna",),
-    kind="ours",
-)
-def run_eadacent_pred_nocut(ctx: RunContext) -> None:
-    _run(ctx, enhanced=True, keep_fraction=None)
-
-
-@register_method(
-    "optuna-eadacent-pred-paper-nocut",
-    "ours, paper-faithful, with PredPruner(keep_fraction=None): Alg. 8 with Pred alone",
-    requires=("optuna",),
-    kind="ours",
-)
-def run_eadacent_pred_paper_nocut(ctx: RunContext) -> None:
-    _run(ctx, enhanced=True, guidance=None, keep_fraction=None)
+for _name, (_description, _kwargs) in EARLIER_DEFAULTS.items():
+    register_method(_name, _description, requires=("optuna",), kind="ours")(_earlier_default(_kwargs))
