@@ -6,8 +6,10 @@ stops when its epochs are spent (the last trial is cut short), so the comparison
 
 * ours: ``EnhancedAdaCentSampler`` (Enhanced-AdaCent's coverage for the first trials, then
   expected improvement of a surrogate fitted to every trial's accuracy at the exploration depth,
-  pruned trials included) + ``PredPruner`` (stops a trial once its optimistic last-slope
-  prediction at T epochs, Alg. 6, cannot beat the best accuracy reached);
+  pruned trials included) + ``PredPruner`` (with this sampler the first 10 trials stop at the
+  exploration depth, 2 epochs; then a trial stops once its optimistic last-slope prediction at
+  T epochs, Alg. 6, cannot beat the best accuracy reached, or its accuracy falls out of the best
+  half reported at its epoch);
 * Optuna's ``GPSampler`` (what Optuna recommends below ~500 trials; needs torch) and its default
   ``TPESampler``, each training every trial to T epochs (a pruner would leave GPSampler, which
   learns from complete trials only, with almost nothing to learn from).

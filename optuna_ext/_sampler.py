@@ -135,7 +135,9 @@ class EnhancedAdaCentSampler(BaseSampler):
     depth - pruned trials included, so the model learns from what the pruner saved - among the
     free mesh candidates and candidates around the best configurations
     (:mod:`uvp_plugins.adacent.guidance`). ``guidance=None`` gives the paper's sampler
-    (Enhanced-KCenter at every trial).
+    (Enhanced-KCenter at every trial). With :class:`~optuna_ext.PredPruner` (default
+    ``n_probes="auto"``) those first ``guidance.n_init`` trials are probes, pruned at the depth,
+    so the first trial trained further is already the model's choice.
 
     **The paper's center selection.**
 
