@@ -156,7 +156,7 @@ class PredPruner(BasePruner):
         # validation and the decision itself: uvp_plugins.adacent.pred (one rule for every adapter)
         self._auto_probes = n_probes == "auto"
         if self._auto_probes:
-            n_probes = 0  # resolved per study from its sampler (_probes)
+            n_probes = 0  # resolved per study from its sampler (probes_in)
         elif isinstance(n_probes, str):
             raise ValueError(f"n_probes must be an int >= 0 or 'auto', got {n_probes!r}")
         else:
