@@ -7,8 +7,10 @@ all trials); when they are spent the experiment stops, so the comparison is at e
 * ours: :class:`raytune_ext.EnhancedAdaCentSearch` (Enhanced-AdaCent's coverage for the first
   trials, then expected improvement of a surrogate fitted to every trial's accuracy at the
   exploration depth, stopped trials included) with :class:`raytune_ext.PredStoppingScheduler`
-  (stops a trial once its optimistic last-slope prediction at ``T`` epochs, Alg. 6, cannot beat
-  the best accuracy reached);
+  (``n_probes=10``: the first ten trials stop at the exploration depth, as the Optuna pruner's
+  probe phase does with our sampler; then a trial stops once its optimistic last-slope
+  prediction at ``T`` epochs, Alg. 6, cannot beat the best accuracy reached, or its accuracy
+  falls out of the best half reported at its epoch);
 * Ray's default search (random, ``BasicVariantGenerator``) with ``ASHAScheduler`` and with
   ``MedianStoppingRule``;
 * ``OptunaSearch`` (TPE, if Optuna is installed) with ``ASHAScheduler``.
@@ -145,7 +147,8 @@ def main() -> None:
     data = (scaler.transform(x_tr), scaler.transform(x_va), y_tr, y_va)
     methods = [
         ("EnhancedAdaCentSearch + PredStoppingScheduler (ours)",
-         lambda s: EnhancedAdaCentSearch(max_t=T, seed=s), lambda: PredStoppingScheduler(max_t=T)),
+         lambda s: EnhancedAdaCentSearch(max_t=T, seed=s),
+         lambda: PredStoppingScheduler(max_t=T, n_probes=10)),
         ("random search + ASHAScheduler",
          lambda s: BasicVariantGenerator(random_state=s), lambda: ASHAScheduler(max_t=T, grace_period=1)),
         ("random search + MedianStoppingRule",

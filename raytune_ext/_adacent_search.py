@@ -58,6 +58,12 @@ class EnhancedAdaCentSearch(Searcher):
     * ``save``/``restore`` write and read the core's JSON state (plus the trials still running),
       so ``Tuner.restore`` continues the same sequence.
 
+    Pair it with :class:`~raytune_ext.PredStoppingScheduler` ``(max_t=..., n_probes=10)``: the
+    first ten trials (``guidance.n_init``, :func:`uvp_plugins.adacent.pred.probes_for`) stop at
+    the exploration depth, so the first trial trained further is the model's choice - the
+    pairing Optuna's ``PredPruner`` makes by itself with our sampler. A Ray scheduler is not told
+    the searcher, so the scheduler's own default stays ``n_probes=0``.
+
     The search space comes from ``space`` or from the Tuner's ``param_space``
     (:mod:`raytune_ext._ray_space`: ``tune.uniform``, ``quniform``, ``loguniform``, ``randint``,
     ``qrandint``, ``lograndint``, ``choice``; other domains are rejected naming the parameter),

@@ -11,8 +11,10 @@
 * ``ray-median``: Ray's ``MedianStoppingRule(time_attr="training_iteration", grace_period=1)``
   (Ray's learning-curve-free stopping rule, the peer of ``ray-pred``);
 * ``ray-eadacent-pred``: :class:`raytune_ext.EnhancedAdaCentSearch` (``max_t=T``, default
-  guidance) choosing the configurations, under ``PredStoppingScheduler(max_t=T)``: the Optuna
-  sampler + pruner pair of ``optuna-eadacent-pred`` in Ray's idiom.
+  guidance) choosing the configurations, under ``PredStoppingScheduler(max_t=T, n_probes=10)``
+  (the searcher's ``guidance.n_init``, :func:`~uvp_plugins.adacent.pred.probes_for`): the
+  Optuna sampler + pruner pair of ``optuna-eadacent-pred`` in Ray's idiom, probe phase
+  included; ``ray-eadacent-pred-noprobe`` the same with ``n_probes=0`` (before 2026-11-26).
 
 The asynchronous methods (``ray-asha``, ``ray-pred``, ``ray-median``) draw the same
 configurations for a seed (random search), run two trials at a time and stop when the total
@@ -54,6 +56,8 @@ from typing import Any
 
 import numpy as np
 
+from uvp_plugins.adacent.guidance import Guidance
+from uvp_plugins.adacent.pred import probes_for
 from uvp_plugins.bench.context import RunContext
 from uvp_plugins.bench.idhb_compare import idhb_protocol
 from uvp_plugins.bench.ledger import BudgetExhausted
@@ -496,17 +500,31 @@ def run_ray_median(ctx: RunContext) -> None:
 @register_method(
     "ray-eadacent-pred",
     "Ray Tune + EnhancedAdaCentSearch (default guidance, max_t=T) + PredStoppingScheduler "
-    "(max_t=T): the Optuna sampler + pruner pair as Ray searcher + scheduler",
+    "(max_t=T, n_probes=10): the Optuna sampler + pruner pair as Ray searcher + scheduler",
     requires=("ray",),
     kind="ours",
 )
 def run_ray_eadacent_pred(ctx: RunContext) -> None:
+    _ray_eadacent_pred(ctx, probes_for(Guidance()), "ray-eadacent-pred-")
+
+
+@register_method(
+    "ray-eadacent-pred-noprobe",
+    "ray-eadacent-pred with PredStoppingScheduler(n_probes=0): no probe phase (before 2026-11-26)",
+    requires=("ray",),
+    kind="ours",
+)
+def run_ray_eadacent_pred_noprobe(ctx: RunContext) -> None:
+    _ray_eadacent_pred(ctx, 0, "ray-eadacent-pred-noprobe-")
+
+
+def _ray_eadacent_pred(ctx: RunContext, n_probes: int, name: str) -> None:
     from raytune_ext import EnhancedAdaCentSearch, PredStoppingScheduler
 
     run_ray_method(
         ctx,
-        lambda: PredStoppingScheduler(max_t=ctx.max_budget),
+        lambda: PredStoppingScheduler(max_t=ctx.max_budget, n_probes=n_probes),
         _n_native(ctx),
-        "ray-eadacent-pred-",
+        name,
         make_searcher=lambda: EnhancedAdaCentSearch(max_t=ctx.max_budget, seed=ctx.seed),
     )
