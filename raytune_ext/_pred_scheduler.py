@@ -82,10 +82,11 @@ class PredStoppingScheduler(FIFOScheduler):
     * and, with ``n_probes > 0``, when it is one of the first ``n_probes`` trials to reach the
       depth (at its first step at or past the depth, fewer than ``n_probes`` other trials
       reported a value there): the probe phase that Optuna's ``PredPruner`` uses with our guided
-      sampler (not in the paper). Off by default here: it was measured with Optuna's sequential
-      trials only; with :class:`~raytune_ext.EnhancedAdaCentSearch` the matching setting is
-      ``n_probes=10`` (its ``guidance.n_init``), unmeasured on Ray. A state saved before the
-      phase existed reads as ``n_probes=0``.
+      sampler (not in the paper). Off by default here, because a Ray scheduler is not told the
+      searcher; with :class:`~raytune_ext.EnhancedAdaCentSearch` pass ``n_probes=10`` (its
+      ``guidance.n_init``; on three lcbench tasks better in 10 of 15 runs, worse in 1,
+      ``docs/results/ray_pred.md``). A state saved before the phase existed reads as
+      ``n_probes=0``.
 
     **Bad values (the core's documented behaviour).** Non-finite metrics (``nan``, ``+-inf``) enter
     neither the trial's history nor the best value; they still count as a step. A trial past the
