@@ -83,8 +83,8 @@ class PredPruner(BasePruner):
     centers is probed before any is trained further; in Optuna the first trial would otherwise
     train to ``max_resource`` alone. The sampler's model starts on exactly those values, so the
     first configuration trained past the depth is its choice among ten. With any other sampler
-    (TPE, or ours with ``guidance=None``) ``"auto"`` means no probe phase: there the probes cost
-    more than they saved. The pruner reads ``study.sampler`` for this, as Optuna's
+    (TPE, or ours with ``guidance=None``) ``"auto"`` means no probe phase: on the tuning tasks
+    the probes cost those more than they saved. The pruner reads ``study.sampler`` for this, as Optuna's
     ``TPESampler`` reads ``study.pruner`` for ``HyperbandPruner``. **A study of at most ten
     trials therefore completes none** (``study.best_trial`` raises); run more trials, or pass
     ``n_probes=0``. An int sets the phase for any sampler. Why and the measurements:
