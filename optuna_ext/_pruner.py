@@ -18,7 +18,6 @@ from uvp_plugins.adacent.pred import (
     KEEP_FRACTION,
     TAIL_FRACTION,
     PredStoppingRule,
-    check_n_probes,
     probes_for,
 )
 
@@ -159,8 +158,6 @@ class PredPruner(BasePruner):
             n_probes = 0  # resolved per study from its sampler (probes_in)
         elif isinstance(n_probes, str):
             raise ValueError(f"n_probes must be an int >= 0 or 'auto', got {n_probes!r}")
-        else:
-            check_n_probes(n_probes)
         self._rule = PredStoppingRule(
             max_resource,
             delta,

@@ -24,10 +24,11 @@ keeps numpy at 1.26.
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from uvp_plugins.adacent.pred import DEFAULT_PREDICTOR, KEEP_FRACTION
 from uvp_plugins.bench.context import RunContext
 from uvp_plugins.bench.ledger import BudgetExhausted
 from uvp_plugins.bench.registry import register_method
@@ -35,8 +36,7 @@ from uvp_plugins.bench.registry import register_method
 __all__ = [
     "run_optuna_gp",
     "run_optuna_tpe_pred",
-    "run_optuna_tpe_pred_tail",
-    "run_optuna_tpe_pred_nocut",
+    "TPE_EARLIER_DEFAULTS",
     "run_dehb",
     "DEHB_ETA",
 ]
@@ -64,35 +64,40 @@ def run_optuna_gp(ctx: RunContext) -> None:
     requires=("optuna",),
 )
 def run_optuna_tpe_pred(ctx: RunContext) -> None:
-    _tpe_pred(ctx, DEFAULT_PREDICTOR, KEEP_FRACTION)
+    _tpe_pred(ctx)
 
 
-@register_method(
-    "optuna-tpe-pred-nocut",
-    "Optuna TPESampler (defaults) + our PredPruner(max_resource=T, keep_fraction=None)",
-    requires=("optuna",),
-)
-def run_optuna_tpe_pred_nocut(ctx: RunContext) -> None:
-    _tpe_pred(ctx, DEFAULT_PREDICTOR, None)
+#: the pruner's earlier defaults under TPE, kept for paired comparisons: name -> PredPruner kwargs
+#: (with TPE ``n_probes="auto"`` is 0 anyway)
+TPE_EARLIER_DEFAULTS: dict[str, dict[str, Any]] = {
+    "optuna-tpe-pred-nocut": {"keep_fraction": None},
+    "optuna-tpe-pred-tail": {"predictor": "tail", "keep_fraction": None},
+}
 
 
-@register_method(
-    "optuna-tpe-pred-tail",
-    "Optuna TPESampler (defaults) + our PredPruner(max_resource=T, predictor='tail', "
-    "keep_fraction=None)",
-    requires=("optuna",),
-)
-def run_optuna_tpe_pred_tail(ctx: RunContext) -> None:
-    _tpe_pred(ctx, "tail", None)
-
-
-def _tpe_pred(ctx: RunContext, predictor: str, keep_fraction: float | None) -> None:
+def _tpe_pred(ctx: RunContext, **pruner_kwargs: Any) -> None:
     import optuna
 
     from uvp_plugins.bench.methods.optuna_native import pred_pruner, run_optuna_study
 
     sampler = optuna.samplers.TPESampler(seed=ctx.seed)
-    run_optuna_study(ctx, sampler, pred_pruner(ctx.max_budget, predictor, keep_fraction))
+    run_optuna_study(ctx, sampler, pred_pruner(ctx.max_budget, **pruner_kwargs))
+
+
+def _tpe_earlier_default(kwargs: dict[str, Any]) -> Callable[[RunContext], None]:
+    def run(ctx: RunContext) -> None:
+        _tpe_pred(ctx, **kwargs)
+
+    return run
+
+
+for _name, _kwargs in TPE_EARLIER_DEFAULTS.items():
+    _args = ", ".join(f"{k}={v!r}" for k, v in _kwargs.items())
+    register_method(
+        _name,
+        f"Optuna TPESampler (defaults) + our PredPruner(max_resource=T, {_args})",
+        requires=("optuna",),
+    )(_tpe_earlier_default(_kwargs))
 
 
 @register_method(
