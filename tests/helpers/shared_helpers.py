@@ -1,13 +1,22 @@
 """Helpers shared by tests in several folders (``tests/conftest.py`` puts ``tests/helpers`` on
-``sys.path``): a tiny CASH problem and the wait for worker processes."""
+``sys.path``): a tiny CASH problem, the wait for worker processes and the filters for SMAC's
+own warnings."""
 
 from __future__ import annotations
 
 import subprocess
 from typing import Any
 
+import pytest
+
 from uvp_plugins.bench.problems.cash import CashProblem
 from uvp_plugins.space import FloatParam
+
+# SMAC's local search logs np.mean([]) of its timings when it stops at once (SMAC's, not ours)
+SMAC_LOCAL_SEARCH_WARNINGS = [
+    pytest.mark.filterwarnings("ignore:Mean of empty slice:RuntimeWarning"),
+    pytest.mark.filterwarnings("ignore:invalid value encountered in scalar divide:RuntimeWarning"),
+]
 
 
 class TinyCash(CashProblem):

@@ -6,14 +6,14 @@ import json
 from typing import Any
 
 import pytest
-from shared_helpers import TinyCash
+from shared_helpers import SMAC_LOCAL_SEARCH_WARNINGS, TinyCash
 
 from uvp_plugins.bench.context import RunContext
 from uvp_plugins.bench.problems.cash import SyntheticCash
 from uvp_plugins.bench.registry import get_method
 from uvp_plugins.space import FloatParam
 
-pytestmark = pytest.mark.smac
+pytestmark = [pytest.mark.smac, *SMAC_LOCAL_SEARCH_WARNINGS]
 
 
 def test_methods_are_registered_for_cash_problems() -> None:

@@ -17,6 +17,7 @@ from ConfigSpace import (
     Integer,
     OrdinalHyperparameter,
 )
+from shared_helpers import SMAC_LOCAL_SEARCH_WARNINGS
 from smac import HyperparameterOptimizationFacade, Scenario
 from smac.acquisition.maximizer import LocalAndSortedRandomSearch
 from smac.model.random_forest import RandomForest
@@ -34,12 +35,7 @@ from smac_ext import (
 )
 from smac_ext._thompson import tobit_arm_factories
 
-pytestmark = [
-    pytest.mark.smac,
-    # SMAC's local search logs np.mean([]) of its timings when it stops at once (not ours)
-    pytest.mark.filterwarnings("ignore:Mean of empty slice:RuntimeWarning"),
-    pytest.mark.filterwarnings("ignore:invalid value encountered in scalar divide:RuntimeWarning"),
-]
+pytestmark = [pytest.mark.smac, *SMAC_LOCAL_SEARCH_WARNINGS]
 
 FAST: dict[str, Any] = {"n_steps": 120}  # short training keeps the SMAC tests fast
 CUTOFF = 3.0
