@@ -27,7 +27,9 @@ rows after the last row they hold (rows are matched by ``training_iteration``,
 ``time_total_s`` and ``timestamp``, which Ray fills in for every result). A history that
 does not end with a journaled row (written by something else) is left as it is, with a
 warning. Rows are written as Ray's loggers write them: nested ``config``, ``progress.csv``
-without it and flattened with ``/``.
+without it and flattened with ``/``. With Ray's default logger callbacks switched off
+(``TUNE_DISABLE_AUTO_CALLBACK_LOGGERS=1``) only files that exist are completed (a logger the
+user added): none is created.
 
 Example:
     >>> rows = [{"training_iteration": i, "time_total_s": 0.5 * i, "timestamp": 7, "loss": 1 / i,
@@ -112,12 +114,17 @@ def complete_result_logs(trial: Any, rows: Sequence[Mapping[str, Any]]) -> int:
         return 0
     fs = storage.storage_filesystem
     remote = storage.trial_fs_path
-    added = _complete(fs, remote, rows, trial.trial_id, create=True)
+    added = _complete(fs, remote, rows, trial.trial_id, create=_ray_writes_result_logs())
     local = trial.local_path
     if local and os.path.abspath(local) != os.path.abspath(remote) and os.path.isdir(local):
         # The staging copy is what Ray uploads next: it must not be shorter (same Ray session).
         _complete(pyarrow.fs.LocalFileSystem(), local, rows, trial.trial_id, create=False)
     return added
+
+
+def _ray_writes_result_logs() -> bool:
+    """Whether Ray's default JSON and CSV logger callbacks run (Ray's own switch)."""
+    return os.environ.get("TUNE_DISABLE_AUTO_CALLBACK_LOGGERS", "0") != "1"
 
 
 def _complete(
