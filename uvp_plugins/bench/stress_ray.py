@@ -58,8 +58,9 @@ Counts (keys of the returned dict):
   reported (or more often than reported); ``unrestored_rows``: reported rows of trials Ray did
   not bring back (created after its last experiment snapshot; Ray starts their configurations
   again as new trials);
-* ``dataframe_disagrees``: trials whose last history row (epoch, loss) is not their
-  ``Result.metrics`` (``trial.last_result``), a trial with metrics and no history included;
+* ``dataframe_disagrees``: trials whose last history row or whose row in ``get_dataframe()``
+  (``ExperimentAnalysis.dataframe()`` after ``tune.run``) does not have the epoch and loss of
+  their ``Result.metrics`` (``trial.last_result``), a trial with metrics and no history included;
 * Pred only: ``stopped_before_kill`` (trials the killed driver's scheduler had stopped before
   ``max_t``), ``stopped_rerun`` (of those, trials that trained again after the resume or whose
   final result is not the one they were stopped with), ``wrong_final`` (trials whose final epoch
@@ -313,18 +314,31 @@ def _delivered_rows(log_dir: str) -> list[tuple[int, str, int, int]]:
     return rows
 
 
+def _same_row(row: Any, last: dict[str, Any]) -> bool:
+    """Whether a history row and a ``Result.metrics`` report the same epoch and loss."""
+    return row is not None and int(row["epoch"]) == int(last.get("epoch", -1)) and float(
+        row["loss"]
+    ) == float(last.get("loss", float("nan")))
+
+
 def history_counts(
     delivered: Sequence[tuple[int, str, int, int]],
     driver_pid: int,
     frames: dict[str, Any],
     last_results: dict[str, dict[str, Any]],
+    table: Any = None,
 ) -> dict[str, int]:
     """The row counts of the module doc. ``frames``: trial id -> its history as Ray's analysis
     reads it (``trial_dataframes``; every trial of the result grid has an entry),
-    ``last_results``: trial id -> its ``Result.metrics``."""
+    ``last_results``: trial id -> its ``Result.metrics``, ``table``: the grid's
+    ``get_dataframe()`` (or the analysis' ``dataframe()``; a trial's row there must be its
+    ``Result.metrics`` too)."""
     reported: dict[tuple[str, int], int] = {}
     for _pid, tid, epoch, _done in delivered:
         reported[(tid, epoch)] = reported.get((tid, epoch), 0) + 1
+    by_trial = {}
+    if table is not None and len(table):
+        by_trial = {str(row["trial_id"]): row for _, row in table.iterrows()}
     stored: dict[tuple[str, int], int] = {}
     disagree = 0
     for tid, df in frames.items():
@@ -333,11 +347,8 @@ def history_counts(
             stored[(tid, epoch)] = stored.get((tid, epoch), 0) + 1
         last = last_results.get(tid) or {}
         if "epoch" in last or epochs:
-            row = df.iloc[-1] if epochs else None
-            if (
-                row is None
-                or int(row["epoch"]) != int(last.get("epoch", -1))
-                or float(row["loss"]) != float(last.get("loss", float("nan")))
+            if not _same_row(df.iloc[-1] if epochs else None, last) or (
+                table is not None and not _same_row(by_trial.get(tid), last)
             ):
                 disagree += 1
     lost = sum(max(0, n - stored.get(k, 0)) for k, n in reported.items() if k[0] in frames)
@@ -386,6 +397,7 @@ def _outcome(
     best_x: float | None,
     last_results: dict[str, dict[str, Any]],
     frames: dict[str, Any],
+    table: Any,
     driver_pid: int,
     ladder: Sequence[int],
     executed_before_resume: int,
@@ -432,7 +444,9 @@ def _outcome(
         ),
         "epochs_reference": int(ref.ledger.continuation),
         **epochs,
-        **history_counts(_delivered_rows(spec["log_dir"]), driver_pid, frames, last_results),
+        **history_counts(
+            _delivered_rows(spec["log_dir"]), driver_pid, frames, last_results, table
+        ),
         "best_x": best_x,
         "reference_best_x": ref_best,
     }
@@ -508,8 +522,8 @@ def _start_and_kill(
     after_stop: bool = False,
 ) -> tuple[int, int]:
     """Run the driver of ``spec`` and ``kill -9`` it once it received ``kill_after`` results
-    (with ``after_stop``: at the first result after those that stopped its trial before
-    ``max_t``). Returns the driver's pid and the results it had received."""
+    (with ``after_stop``: once one of the results from the ``kill_after``-th on stopped its trial
+    before ``max_t``). Returns the driver's pid and the results it had received."""
     spec_file = os.path.join(workdir, "spec.json")
     with open(spec_file, "w") as fh:
         json.dump(spec, fh)
@@ -527,7 +541,9 @@ def _start_and_kill(
         deadline = time.monotonic() + driver_timeout_s
         while time.monotonic() < deadline and proc.poll() is None:
             killed_at = _delivered(delivered_log)
-            if killed_at >= kill_after and (not after_stop or _stopped_last(spec["log_dir"])):
+            if killed_at >= kill_after and (
+                not after_stop or _stopped_since(spec["log_dir"], kill_after)
+            ):
                 break
             time.sleep(0.02 if after_stop else 0.05)
         if proc.poll() is not None:
@@ -553,10 +569,11 @@ def _start_and_kill(
     return proc.pid, killed_at
 
 
-def _stopped_last(log_dir: str) -> bool:
-    """Whether the last result a driver received stopped its trial before ``max_t``."""
-    rows = _delivered_rows(log_dir)
-    return bool(rows) and rows[-1][3] == 1 and rows[-1][2] < PRED_MAX_T
+def _stopped_since(log_dir: str, first: int) -> bool:
+    """Whether a result from the ``first``-th on (1-based) stopped its trial before ``max_t``
+    (polled every 20 ms: the driver is killed within about that of the stop)."""
+    rows = _delivered_rows(log_dir)[max(0, first - 1) :]
+    return any(done == 1 and epoch < PRED_MAX_T for _pid, _tid, epoch, done in rows)
 
 
 def _prepare(workdir: str, name: str, address: str, n: int, **extra: Any) -> dict[str, Any]:
@@ -582,6 +599,32 @@ def _after_kill(spec: dict[str, Any], cluster: _DriverCluster) -> int:
     if os.path.exists(spec["block_file"]):
         os.unlink(spec["block_file"])
     return len(_read_lines(os.path.join(spec["log_dir"], "epochs.log")))
+
+
+def _killed_run(
+    cluster: str,
+    address: str,
+    workdir: str,
+    name: str,
+    n: int,
+    kill_after: int,
+    kill: dict[str, Any],
+    **spec_extra: Any,
+) -> tuple[dict[str, Any], int, int, int]:
+    """The killed first run of a scenario: its driver on ``cluster``, killed as ``kill`` says
+    (the keyword arguments of :func:`_start_and_kill`), the dead driver's actors gone. Returns
+    the spec, the driver's pid, the results it had received and the epochs executed."""
+    if cluster not in ("shared", "new"):
+        raise ValueError(f"cluster must be 'shared' or 'new', got {cluster!r}")
+    os.makedirs(workdir, exist_ok=True)
+    held = _DriverCluster(cluster, address, workdir)
+    try:
+        spec = _prepare(workdir, name, held.address, n, **spec_extra)
+        pid, killed_at = _start_and_kill(spec, workdir, kill_after, **kill)
+        executed_before_resume = _after_kill(spec, held)
+    finally:
+        held.shutdown()
+    return spec, pid, killed_at, executed_before_resume
 
 
 def ray_kill_resume(
@@ -619,34 +662,22 @@ def ray_kill_resume(
             f"api must be 'run' or 'tuner' and resume 'helper' or 'tuner', got {api!r}, "
             f"{resume!r}"
         )
-    if cluster not in ("shared", "new"):
-        raise ValueError(f"cluster must be 'shared' or 'new', got {cluster!r}")
     ladder = list(first_ladder) if resume == "tuner" else list(first_ladder) + [final_max_t]
     n = IterativeDeepeningHyperBandScheduler.num_samples_needed(ladder, 3)
     t0 = time.monotonic()
-    os.makedirs(workdir, exist_ok=True)
-    held = _DriverCluster(cluster, address, workdir)
-    try:
-        spec = _prepare(
-            workdir,
-            name,
-            held.address,
-            n,
-            first_ladder=list(first_ladder),
-            api=api,
-            epoch_s=float(epoch_s),
-        )
-        pid, killed_at = _start_and_kill(
-            spec,
-            workdir,
-            kill_after,
-            quiesce=quiesce,
-            quiesce_s=quiesce_s,
-            driver_timeout_s=driver_timeout_s,
-        )
-        executed_before_resume = _after_kill(spec, held)
-    finally:
-        held.shutdown()
+    kill = {"quiesce": quiesce, "quiesce_s": quiesce_s, "driver_timeout_s": driver_timeout_s}
+    spec, pid, killed_at, executed_before_resume = _killed_run(
+        cluster,
+        address,
+        workdir,
+        name,
+        n,
+        kill_after,
+        kill,
+        first_ladder=list(first_ladder),
+        api=api,
+        epoch_s=float(epoch_s),
+    )
 
     path = os.path.join(spec["storage"], name)
     trainable = _trainable(spec, block=False)
@@ -660,14 +691,16 @@ def ray_kill_resume(
         best_x = float(best["x"]) if best is not None else None
         last_results = {t.trial_id: dict(t.last_result) for t in trials}
         frames = analysis.trial_dataframes
+        table = analysis.dataframe()
     else:
         grid = tune.Tuner.restore(path, trainable=trainable, resume_unfinished=True).fit()
         trials = grid._experiment_analysis.trials
         best_config = grid.get_best_result(metric="loss", mode="min").config
         best_x = float(best_config["x"]) if best_config is not None else None
         last_results, frames = _grid_views(grid)
+        table = grid.get_dataframe()
     out = _outcome(
-        spec, trials, best_x, last_results, frames, pid, ladder, executed_before_resume
+        spec, trials, best_x, last_results, frames, table, pid, ladder, executed_before_resume
     )
     out["killed_at"] = killed_at
     out["wall_s"] = time.monotonic() - t0
@@ -708,27 +741,20 @@ def pred_kill_resume(
     from raytune_ext import PRED_STATE_FILE_NAME
     from raytune_ext._journal import Journal
 
-    if cluster not in ("shared", "new"):
-        raise ValueError(f"cluster must be 'shared' or 'new', got {cluster!r}")
     t0 = time.monotonic()
-    os.makedirs(workdir, exist_ok=True)
-    held = _DriverCluster(cluster, address, workdir)
-    try:
-        spec = _prepare(
-            workdir, name, held.address, n, api="tuner", scheduler="pred", epoch_s=float(epoch_s)
-        )
-        pid, killed_at = _start_and_kill(
-            spec,
-            workdir,
-            kill_after,
-            quiesce=False,
-            quiesce_s=0.0,
-            driver_timeout_s=driver_timeout_s,
-            after_stop=True,
-        )
-        executed_before_resume = _after_kill(spec, held)
-    finally:
-        held.shutdown()
+    kill = {"quiesce": False, "quiesce_s": 0.0, "driver_timeout_s": driver_timeout_s}
+    spec, pid, killed_at, executed_before_resume = _killed_run(
+        cluster,
+        address,
+        workdir,
+        name,
+        n,
+        kill_after,
+        {**kill, "after_stop": True},
+        api="tuner",
+        scheduler="pred",
+        epoch_s=float(epoch_s),
+    )
 
     path = os.path.join(spec["storage"], name)
     grid = tune.Tuner.restore(
@@ -760,7 +786,7 @@ def pred_kill_resume(
     )
     out: dict[str, Any] = {
         "trials": len(last_results),
-        **history_counts(delivered, pid, frames, last_results),
+        **history_counts(delivered, pid, frames, last_results, grid.get_dataframe()),
         "stopped_before_kill": len(stopped),
         "stopped_rerun": len(rerun),
         "wrong_final": wrong_final,
@@ -811,7 +837,7 @@ def stress_ray(
     """``repeats`` scenarios of :func:`ray_kill_resume` (``scheduler="idhb"``) or
     :func:`pred_kill_resume` (``"pred"``; ``api``, ``resume``, ladders and ``quiesce`` do not
     apply), each killed after a number of results drawn from ``seed`` (ID-HB: between the 5th
-    result and 90 % of the first run; Pred: between the 5th and the 40th, then at the next stop);
+    result and 90 % of the first run; Pred: between the 5th and the 19th, then at the next stop);
     sums of the counts plus ``scenarios`` (the per-scenario dicts). By default the driver is
     killed while trials train (``quiesce=False``) and every epoch takes ``epoch_s`` seconds.
     Starts a quiet local 2-CPU cluster (127.0.0.1) if Ray is not running
@@ -835,6 +861,9 @@ def stress_ray(
     with quiet_local_ray(), tempfile.TemporaryDirectory(
         prefix="uvp-stress-ray-", dir=workdir, ignore_cleanup_errors=True
     ) as tmp:
+        # the trials' result logs are what the row counts check: Ray's logger callbacks on, in
+        # this process and the drivers (quiet_local_ray restores the switch at its exit)
+        os.environ["TUNE_DISABLE_AUTO_CALLBACK_LOGGERS"] = "0"
         address = ray.get_runtime_context().gcs_address
         for i in range(repeats):
             where = os.path.join(tmp, f"s{i}")
@@ -857,7 +886,7 @@ def stress_ray(
                     f"redone {out['epochs_redone']} ({out['epochs_redone_seen']} seen)"
                 )
             else:
-                kill_after = int(rng.integers(5, 40))
+                kill_after = int(rng.integers(5, 20))
                 out = pred_kill_resume(
                     address, where, kill_after=kill_after, epoch_s=max(epoch_s, 0.02),
                     cluster=cluster,
@@ -907,9 +936,8 @@ def run_ray_stress(repeats: int, seed: int, out: Path) -> list[dict[str, Any]]:
                 repeats=repeats, seed=seed, scheduler=scheduler, api=api, resume=resume,
                 cluster=cluster,
             )
-            keys = STRESS_KEYS if scheduler == "idhb" else PRED_STRESS_KEYS
             case = {"scheduler": scheduler, "api": api, "resume": resume, "cluster": cluster}
-            rows.append({**case, **{k: total.get(k, "") for k in _ROW_COLUMNS if k in keys}})
+            rows.append({**case, **{k: total.get(k, "") for k in _ROW_COLUMNS}})
             for scenario in total["scenarios"]:
                 fh.write(json.dumps({**case, **scenario}, default=str) + "\n")
     return rows
