@@ -505,7 +505,8 @@ class PredStoppingScheduler(FIFOScheduler):
             self._record(["h", tid, row])
             return
         step, value = observed
-        self._record(["o", tid, step, value if math.isfinite(value) else str(value), int(stop), row])
+        shown = value if math.isfinite(value) else str(value)
+        self._record(["o", tid, step, shown, int(stop), row])
 
     def _record(self, record: list[Any]) -> None:
         journal = self._journal

@@ -135,13 +135,13 @@ class IterativeDeepeningHyperBandScheduler(TrialScheduler):
     goes on without it. A NaN metric at a rung budget counts as a failed evaluation (warned
     once). A metric that is not a number, or a ``time_attr`` value that is not a finite number
     ``>= 0``, stops the run at the first such result (``TypeError``/``ValueError`` naming the
-    key, the trial and the accepted values). ``tune.run(..., reuse_actors=True)`` avoids starting a new worker process for every
-    pause and resume. Before a paused trial restarts its result logs are uploaded to the
-    experiment directory (Ray's loggers replace them by that copy on a restart, which lost rows
-    when it was older).
+    key, the trial and the accepted values). ``tune.run(..., reuse_actors=True)`` avoids
+    starting a new worker process for every pause and resume. Before a paused trial restarts its
+    result logs are uploaded to the experiment directory (Ray's loggers replace them by that copy
+    on a restart, which lost rows when it was older).
 
     **State and kill safety.** Every result (``time_attr``, the latest checkpoint's name, the
-    metrics) and every decision is appended to a journal next to ``state_path`` (default:
+    whole row) and every decision is appended to a journal next to ``state_path`` (default:
     ``<experiment dir>/idhb_scheduler.state`` on local or shared storage) before the scheduler
     returns: one line per result copied into a memory-mapped log (no system call), no rewrite of
     the state (a snapshot is written when a run starts and every 20 000 records). A scheduler
