@@ -10,9 +10,11 @@ page itself (not on the results pages) run here as written.
 
 from __future__ import annotations
 
+import math
 import re
 import runpy
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -68,3 +70,35 @@ def test_the_maxucb_snippet_finds_the_better_class(tmp_path: Path,
     study = runpy.run_path(str(tmp_path / "snippet.py"))["study"]
     assert len(study.trials) == 20
     assert study.best_params["model"] == "svc" and study.best_value < 0.05
+
+
+def _run_readme_section(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    match = re.search(rf"\[start:{name}\] -->\n```python\n(.*?)```\n", README, flags=re.S)
+    assert match is not None, name
+    monkeypatch.chdir(tmp_path)  # SMAC writes its output directory here
+    (tmp_path / "snippet.py").write_text(match.group(1))
+    return runpy.run_path(str(tmp_path / "snippet.py"))
+
+
+# The SMAC pages' snippets (README sections) as written; the Optuna and Ray ID-HB ones are run
+# by tests/test_readme_snippets.py and tests/raytune_ext/test_ray_quiet.py.
+def test_smac_maxucb_snippet_picks_the_best_class(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    ns = _run_readme_section("smac-maxucb", tmp_path, monkeypatch)
+    assert ns["incumbent"]["algorithm"] == "svc"  # the class with the lowest loss (0 at C = 10)
+    assert sum(ns["intensifier"].pulls.values()) == 30
+
+
+def test_smac_tobit_snippet_finds_a_fast_configuration(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    ns = _run_readme_section("smac-tobit", tmp_path, monkeypatch)
+    incumbent = ns["smac"].intensifier.get_incumbent()
+    assert ns["runtime"](incumbent) < 1.0  # the minimum is 0.5 at (0.3, 0.6); the cutoff is 5
+
+
+def test_smac_idhb_snippet_continues_to_27(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ns = _run_readme_section("smac-idhb", tmp_path, monkeypatch)
+    lr = ns["incumbent"]["lr"]
+    assert abs(math.log10(lr) + 2) < 0.5  # the toy loss is lowest at lr = 0.01
+    runs = list((tmp_path / "smac3_output" / "lr-search").glob("*/scenario.json"))
+    assert len(runs) == 1 and '"max_budget": 27' in runs[0].read_text()  # one run, continued
