@@ -82,6 +82,7 @@ def _run_readme_section(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 # The SMAC pages' snippets (README sections) as written; the Optuna and Ray ID-HB ones are run
 # by tests/test_readme_snippets.py and tests/raytune_ext/test_ray_quiet.py.
+@pytest.mark.smac
 def test_smac_maxucb_snippet_picks_the_best_class(tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     ns = _run_readme_section("smac-maxucb", tmp_path, monkeypatch)
@@ -89,6 +90,7 @@ def test_smac_maxucb_snippet_picks_the_best_class(tmp_path: Path,
     assert sum(ns["intensifier"].pulls.values()) == 30
 
 
+@pytest.mark.smac
 def test_smac_tobit_snippet_finds_a_fast_configuration(tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     ns = _run_readme_section("smac-tobit", tmp_path, monkeypatch)
@@ -96,6 +98,7 @@ def test_smac_tobit_snippet_finds_a_fast_configuration(tmp_path: Path,
     assert ns["runtime"](incumbent) < 1.0  # the minimum is 0.5 at (0.3, 0.6); the cutoff is 5
 
 
+@pytest.mark.smac
 def test_smac_idhb_snippet_continues_to_27(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ns = _run_readme_section("smac-idhb", tmp_path, monkeypatch)
     lr = ns["incumbent"]["lr"]

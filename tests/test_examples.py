@@ -71,7 +71,12 @@ def test_every_example_is_run() -> None:
         assert f'"{name}"' in text and "UVP_EXAMPLES_QUICK" in text
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED))
+MARKS = {"optuna": pytest.mark.optuna, "raytune": pytest.mark.ray, "smac": pytest.mark.smac}
+
+
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=MARKS[n.split("_")[0]]) for n in sorted(EXPECTED)]
+)
 def test_example_runs_and_prints_its_comparison(name: str, tmp_path: Path) -> None:
     env = {**os.environ, "UVP_EXAMPLES_QUICK": "1"}
     proc = subprocess.run([sys.executable, str(EXAMPLES / name)], cwd=tmp_path, env=env,
