@@ -15,6 +15,7 @@ stops when its epochs are spent (the last trial is cut short), so the comparison
   learns from complete trials only, with almost nothing to learn from).
 
 Run:  python examples/optuna_adacent.py      (about a minute on 2 cores)
+      UVP_EXAMPLES_QUICK=1 python examples/optuna_adacent.py   (CI: a small budget, one seed)
 """
 
 from __future__ import annotations
@@ -35,9 +36,10 @@ from threadpoolctl import threadpool_limits
 
 from optuna_ext import EnhancedAdaCentSampler, PredPruner
 
+QUICK = os.environ.get("UVP_EXAMPLES_QUICK") == "1"  # CI's check that the example runs
 T = 20  # epochs per trial (the full budget of one trial, PredPruner's max_resource)
-BUDGET = 12 * T  # epochs per method and seed
-SEEDS = (0, 1, 2)
+BUDGET = (4 if QUICK else 12) * T  # epochs per method and seed
+SEEDS = (0,) if QUICK else (0, 1, 2)
 
 X, y = load_digits(return_X_y=True)
 X_train, X_valid, y_train, y_valid = train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)

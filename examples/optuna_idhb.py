@@ -13,6 +13,7 @@ For comparison, Optuna's ``HyperbandPruner`` cannot continue a study at a larger
 configurations (49), every trial training from scratch.
 
 Run:  python examples/optuna_idhb.py      (about a minute on 2 cores; BLAS limited to 1 thread)
+      UVP_EXAMPLES_QUICK=1 python examples/optuna_idhb.py   (CI: 3 epochs, then 9)
 """
 
 from __future__ import annotations
@@ -36,6 +37,10 @@ from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
 from optuna_ext import IterativeDeepeningHyperbandPruner
+from uvp_plugins.hyperband import HyperbandSchedule
+
+QUICK = os.environ.get("UVP_EXAMPLES_QUICK") == "1"  # CI's check that the example runs
+R = 3 if QUICK else 9  # the first max_resource; the study is then continued at 3 * R
 
 X, y = load_digits(return_X_y=True)
 X_train, X_valid, y_train, y_valid = train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
@@ -83,7 +88,7 @@ def from_scratch(trial: optuna.Trial) -> float:
     """The same training without checkpoints, for Optuna's HyperbandPruner."""
     clf = make_model(trial)
     accuracy = 0.0
-    for epoch in range(1, 28):
+    for epoch in range(1, 3 * R + 1):
         clf.partial_fit(X_train, y_train, classes=CLASSES)
         accuracy = float(clf.score(X_valid, y_valid))
         trial.report(accuracy, epoch)
@@ -106,32 +111,33 @@ def main() -> None:
     study = optuna.create_study(
         study_name="digits-mlp", storage=storage, direction="maximize",
         sampler=optuna.samplers.TPESampler(seed=0),
-        pruner=IterativeDeepeningHyperbandPruner(max_resource=9, reduction_factor=3),
+        pruner=IterativeDeepeningHyperbandPruner(max_resource=R, reduction_factor=3),
     )
-    study.optimize(objective)  # the pruner stops the study when Hyperband at 9 is done
+    study.optimize(objective)  # the pruner stops the study when Hyperband at R is done
     n9, e9 = len(study.trials), epochs(study)
-    print(f"Hyperband at 9:  {n9} trials, {e9} epochs, best accuracy {study.best_value:.4f}")
+    print(f"Hyperband at {R}:  {n9} trials, {e9} epochs, best accuracy {study.best_value:.4f}")
 
-    # Later (also in another process): the SAME study, continued up to 27 epochs.
-    pruner = IterativeDeepeningHyperbandPruner(max_resource=27, reduction_factor=3)
+    # Later (also in another process): the SAME study, continued up to 3 R epochs.
+    pruner = IterativeDeepeningHyperbandPruner(max_resource=3 * R, reduction_factor=3)
     study = optuna.load_study(study_name="digits-mlp", storage=storage,
                               sampler=optuna.samplers.TPESampler(seed=1), pruner=pruner)
     study.optimize(objective)
     best = pruner.best_trial(study)
     assert best is not None
     ledger = pruner.core(study).ledger
-    print(f"continued at 27: {len(study.trials) - n9} more trials, {epochs(study, n9)} more "
+    print(f"continued at {3 * R}: {len(study.trials) - n9} more trials, {epochs(study, n9)} more "
           f"epochs; in total {epochs(study)} epochs = the core's ledger {ledger.continuation} "
           f"({time.perf_counter() - start:.1f} s)")
-    print(f"  best at 27 epochs: accuracy {best.intermediate_values[27]:.4f}, {best.params}")
+    print(f"  best at {3 * R} epochs: accuracy {best.intermediate_values[3 * R]:.4f}, {best.params}")
 
     start = time.perf_counter()
     rerun = optuna.create_study(
         direction="maximize", sampler=optuna.samplers.TPESampler(seed=1),
-        pruner=optuna.pruners.HyperbandPruner(min_resource=1, max_resource=27, reduction_factor=3),
+        pruner=optuna.pruners.HyperbandPruner(min_resource=1, max_resource=3 * R, reduction_factor=3),
     )
-    rerun.optimize(from_scratch, n_trials=49)
-    print(f"Optuna's HyperbandPruner re-run at 27 (new study): 49 trials, {epochs(rerun)} "
+    n_rerun = HyperbandSchedule(3 * R, 3).n_configs  # Hyperband's configurations at 3 R (49 at 27)
+    rerun.optimize(from_scratch, n_trials=n_rerun)
+    print(f"Optuna's HyperbandPruner re-run at {3 * R} (new study): {n_rerun} trials, {epochs(rerun)} "
           f"epochs from scratch, best accuracy {rerun.best_value:.4f} "
           f"({time.perf_counter() - start:.1f} s)")
 

@@ -8,6 +8,7 @@ class runs its own ``TPESampler`` on its own trials. The study is on a Journal f
 ``n_jobs=2``: the bandit's state is the storage, so workers and later runs continue it.
 
 Run:  python examples/optuna_maxucb_cash.py [--n-trials 40] [--seed 0]
+      UVP_EXAMPLES_QUICK=1 python examples/optuna_maxucb_cash.py   (CI: 12 trials by default)
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ from sklearn.svm import SVC
 from threadpoolctl import threadpool_limits
 
 from optuna_ext import MaxUCBCashSampler
+
+QUICK = os.environ.get("UVP_EXAMPLES_QUICK") == "1"  # CI's check that the example runs
 
 X, y = load_digits(return_X_y=True)
 X_train, X_valid, y_train, y_valid = train_test_split(X, y, test_size=0.3, stratify=y,
@@ -72,7 +75,7 @@ def objective(trial: optuna.Trial) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n-trials", type=int, default=40)
+    parser.add_argument("--n-trials", type=int, default=12 if QUICK else 40)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     optuna.logging.set_verbosity(optuna.logging.WARNING)

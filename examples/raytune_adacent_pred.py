@@ -16,7 +16,9 @@ all trials); when they are spent the experiment stops, so the comparison is at e
 * ``OptunaSearch`` (TPE, if Optuna is installed) with ``ASHAScheduler``.
 
 Two trials train at a time on a local 2-CPU cluster. Run:
-``python examples/raytune_adacent_pred.py`` (a few minutes on 2 cores).
+``python examples/raytune_adacent_pred.py`` (a few minutes on 2 cores);
+``UVP_EXAMPLES_QUICK=1 python examples/raytune_adacent_pred.py`` runs a small budget, one seed
+(CI's check that the example runs).
 """
 
 from __future__ import annotations
@@ -45,9 +47,10 @@ from sklearn.preprocessing import StandardScaler  # noqa: E402
 
 from raytune_ext import EnhancedAdaCentSearch, PredStoppingScheduler  # noqa: E402
 
+QUICK = os.environ.get("UVP_EXAMPLES_QUICK") == "1"  # CI's check that the example runs
 T = 20  # epochs per trial (max_t of the schedulers)
-BUDGET = 12 * T  # epochs per method and seed, over all its trials
-SEEDS = (0, 1)
+BUDGET = (2 if QUICK else 12) * T  # epochs per method and seed, over all its trials
+SEEDS = (0,) if QUICK else (0, 1)
 SPACE = {
     "units": tune.lograndint(8, 129),
     "activation": tune.choice(["relu", "tanh", "logistic"]),
@@ -148,7 +151,7 @@ def main() -> None:
     methods = [
         ("EnhancedAdaCentSearch + PredStoppingScheduler (ours)",
          lambda s: EnhancedAdaCentSearch(max_t=T, seed=s),
-         lambda: PredStoppingScheduler(max_t=T, n_probes=10)),
+         lambda: PredStoppingScheduler(max_t=T, n_probes=3 if QUICK else 10)),
         ("random search + ASHAScheduler",
          lambda s: BasicVariantGenerator(random_state=s), lambda: ASHAScheduler(max_t=T, grace_period=1)),
         ("random search + MedianStoppingRule",

@@ -10,11 +10,13 @@ own ``Hyperband`` would ask on stdin whether to overwrite or rename the old run 
 The cost of both parts and of a fresh Hyperband at 27 (what a re-run costs) are printed.
 
 Run:  python examples/smac_idhb.py [--seed 0] [--out DIR]
+      UVP_EXAMPLES_QUICK=1 python examples/smac_idhb.py   (CI: 3 epochs, then 9)
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 import time
 import warnings
@@ -38,6 +40,8 @@ X_train, X_valid, y_train, y_valid = train_test_split(X, y, test_size=0.3, strat
 scaler = StandardScaler().fit(X_train)
 X_train, X_valid = scaler.transform(X_train), scaler.transform(X_valid)
 CLASSES = np.unique(y)
+QUICK = os.environ.get("UVP_EXAMPLES_QUICK") == "1"  # CI's check that the example runs
+R = 3 if QUICK else 9  # the first max_budget; the run is then continued at 3 * R
 
 
 def space(seed: int) -> ConfigurationSpace:
@@ -71,7 +75,7 @@ def run(max_budget: int, out: Path, seed: int) -> tuple[Configuration, Iterative
     # unchanged between the runs so that SMAC sees the same initial design
     scenario = Scenario(space(seed), name="mlp-digits", output_directory=out, seed=seed,
                         deterministic=True, min_budget=1, max_budget=max_budget,
-                        n_trials=hyperband_trials(1, 9) + hyperband_trials(1, 27))
+                        n_trials=hyperband_trials(1, R) + hyperband_trials(1, 3 * R))
     intensifier = IterativeDeepeningHyperbandIntensifier(scenario, eta=3, variant="efficient")
     smac = MultiFidelityFacade(scenario, train, intensifier=intensifier, logging_level=40)
     start = time.perf_counter()
@@ -87,16 +91,17 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         out = args.out if args.out is not None else Path(tmp)
-        for max_budget in (9, 27):
+        for max_budget in (R, 3 * R):
             incumbent, intensifier, seconds = run(max_budget, out, args.seed)
             ledger = intensifier.idhb.ledger
             print(f"max_budget={max_budget:2d}: {ledger.n_evaluations} trials so far, "
                   f"{ledger.full_charge} epochs trained in total, {seconds:.1f} s for this part")
             print(f"  incumbent: {dict(incumbent)}")
-            print(f"  its validation error after 27 epochs: {train(incumbent, args.seed, 27):.4f}")
-        fresh = HyperbandSchedule(27, 3).total_budget
-        print(f"a fresh Hyperband at 27 trains {fresh} epochs; after the run at 9 a re-run at 27 "
-              f"brings the total to {HyperbandSchedule(9, 3).total_budget + fresh}, the "
+            print(f"  its validation error after {3 * R} epochs: "
+                  f"{train(incumbent, args.seed, 3 * R):.4f}")
+        fresh = HyperbandSchedule(3 * R, 3).total_budget
+        print(f"a fresh Hyperband at {3 * R} trains {fresh} epochs; after the run at {R} a re-run "
+              f"at {3 * R} brings the total to {HyperbandSchedule(R, 3).total_budget + fresh}, the "
               f"continued run to {ledger.full_charge}")
 
 

@@ -8,6 +8,7 @@ class's own SMAC HPO (random forest surrogate + EI on its subspace) proposes the
 Everything else is the SMAC facade a user already calls.
 
 Run:  python examples/smac_maxucb_cash.py [--n-trials 40] [--seed 0]
+      UVP_EXAMPLES_QUICK=1 python examples/smac_maxucb_cash.py   (CI: 12 trials by default)
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ from smac import HyperparameterOptimizationFacade, Scenario
 from threadpoolctl import threadpool_limits
 
 from smac_ext import MaxUCBIntensifier
+
+QUICK = os.environ.get("UVP_EXAMPLES_QUICK") == "1"  # CI's check that the example runs
 
 X, y = load_digits(return_X_y=True)
 X_train, X_valid, y_train, y_valid = train_test_split(X, y, test_size=0.3, stratify=y,
@@ -97,7 +100,7 @@ def main() -> None:
     # threads only contend for the cores). Set OMP_NUM_THREADS to choose another count.
     threadpool_limits(int(os.environ.get("OMP_NUM_THREADS", "1")))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n-trials", type=int, default=40)
+    parser.add_argument("--n-trials", type=int, default=12 if QUICK else 40)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--alpha", type=float, default=0.5)
     parser.add_argument("--output-dir", type=Path, default=None,

@@ -25,7 +25,9 @@ Two ways to produce censored runs in SMAC:
    at the limit and records TIMEOUT with ``crash_cost`` (``inf`` by default); the encoder then
    uses the walltime limit as the censoring value (set ``timeout_cost`` otherwise).
 
-Runs in about a minute on 2 cores: ``python examples/smac_tobit_runtime.py``.
+Runs in about a minute on 2 cores: ``python examples/smac_tobit_runtime.py``;
+``UVP_EXAMPLES_QUICK=1 python examples/smac_tobit_runtime.py`` runs 10 trials (CI's check that
+the example runs).
 """
 
 from __future__ import annotations
@@ -52,7 +54,8 @@ from smac_ext import tobit_facade_kwargs
 
 MAX_CUTOFF = 1.5  # seconds
 TARGET_ACCURACY = 0.95
-N_TRIALS = 40
+QUICK = os.environ.get("UVP_EXAMPLES_QUICK") == "1"  # CI's check that the example runs
+N_TRIALS = 10 if QUICK else 40
 
 X, y = load_digits(return_X_y=True)
 X = StandardScaler().fit_transform(X)

@@ -17,36 +17,31 @@ intensifier and Tobit ensemble model.
   (``model_factory=lambda s: TobitEnsembleModel(s)``).
 """
 
-from smac_ext._cash_space import (
-    CashSpace,
-    arm_params,
-    cash_configspace,
-    detect_selector,
-    plain_config,
-    split_cash_space,
-)
+from smac_ext._cash_space import CashSpace, arm_params, cash_configspace, split_cash_space
+from smac_ext._cash_space import detect_selector as detect_selector
+from smac_ext._cash_space import plain_config as plain_config
 from smac_ext._censored_encoder import CensoredRunHistoryEncoder
 from smac_ext._idhb_intensifier import IterativeDeepeningHyperbandIntensifier, hyperband_trials
 from smac_ext._maxucb_intensifier import MaxUCBIntensifier
-from smac_ext._space import configspace_from_space, hyperparameter_from_param
+from smac_ext._space import configspace_from_space
+from smac_ext._space import hyperparameter_from_param as hyperparameter_from_param
 from smac_ext._thompson import TobitThompsonSampling, tobit_arm_factories, tobit_facade_kwargs
 from smac_ext._tobit_model import TobitEnsembleModel
 
+# the drop-ins first, then what wires them into a facade, then the space tools; the helpers
+# imported above as ``x as x`` stay importable from here as before but are not the public surface
 __all__ = [
     "MaxUCBIntensifier",
     "IterativeDeepeningHyperbandIntensifier",
+    "TobitEnsembleModel",
+    "tobit_facade_kwargs",
+    "tobit_arm_factories",
+    "CensoredRunHistoryEncoder",
+    "TobitThompsonSampling",
     "hyperband_trials",
     "CashSpace",
     "split_cash_space",
-    "detect_selector",
     "cash_configspace",
     "arm_params",
-    "plain_config",
     "configspace_from_space",
-    "hyperparameter_from_param",
-    "TobitEnsembleModel",
-    "CensoredRunHistoryEncoder",
-    "TobitThompsonSampling",
-    "tobit_facade_kwargs",
-    "tobit_arm_factories",
 ]

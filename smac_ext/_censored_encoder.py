@@ -42,7 +42,9 @@ class CensoredRunHistoryEncoder(RunHistoryEncoder):
             ``StatusType.MEMORYOUT`` if a memory cap also stops a run early.
         timeout_cost: value used for censored runs whose recorded cost is not finite; default
             ``scenario.trial_walltime_limit`` if set, else the largest finite cost.
-        lower_budget_states, scale_percentage, seed: as for SMAC's encoders.
+        lower_budget_states: as for SMAC's encoders.
+        scale_percentage: as for SMAC's encoders.
+        seed: as for SMAC's encoders.
 
     ``transform`` returns the uncensored rows first, then the censored ones, and stores the flags
     of the last call in :attr:`last_censored`.

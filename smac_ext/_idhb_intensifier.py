@@ -102,7 +102,7 @@ from uvp_plugins.hyperband.real_budgets import (
     deepening_steps,
     real_budget_units,
 )
-from uvp_plugins.validation import check_bool, check_choice, check_int
+from uvp_plugins.validation import check_bool, check_choice, check_int, is_finite_number
 
 __all__ = ["IterativeDeepeningHyperbandIntensifier", "hyperband_trials"]
 
@@ -123,8 +123,7 @@ def hyperband_trials(min_budget: float, max_budget: float, eta: int = 3) -> int:
         (22, 69)
     """
     units = real_budget_units(min_budget, max_budget, eta)
-    schedule = HyperbandSchedule(units.max_budget, units.eta)
-    return sum(r.n for b in schedule.brackets for r in b.rungs)
+    return HyperbandSchedule(units.max_budget, units.eta).n_evaluations
 
 
 class _NoNewConfiguration(Exception):
@@ -140,10 +139,6 @@ def _budget(scenario: Scenario, name: str) -> float:
     if value is None:
         raise ValueError(f"scenario.{name} must be set for ID-HB, got None")
     return float(value)
-
-
-def _finite(cost: Any) -> bool:
-    return isinstance(cost, (int, float)) and math.isfinite(float(cost))
 
 
 class IterativeDeepeningHyperbandIntensifier(AtomicSaveMixin, SuccessiveHalving):
@@ -415,7 +410,7 @@ class IterativeDeepeningHyperbandIntensifier(AtomicSaveMixin, SuccessiveHalving)
         return None
 
     def _apply(self, job: Job, value: TrialValue) -> None:
-        if value.status == StatusType.SUCCESS and _finite(value.cost):
+        if value.status == StatusType.SUCCESS and is_finite_number(value.cost):
             self._core.tell(job, float(value.cost))  # type: ignore[arg-type]
         else:
             logger.info("ID-HB job %d (config %d, budget %g) failed: status %s, cost %r",

@@ -195,10 +195,14 @@ class MaxUCBIntensifier(AtomicSaveMixin, AbstractIntensifier):
         max_consecutive_crashes: drop an arm after this many uncredited results in a row
             (``None``: never).
         facade: facade class whose ``get_*`` methods build the per-arm components by default.
-        model_factory, acquisition_function_factory, acquisition_maximizer_factory,
-        runhistory_encoder_factory, random_design_factory, initial_design_factory: optional
-            ``f(arm_scenario) -> component`` replacing the facade's default for every arm
-            (``arm_scenario.configspace`` is the arm subspace). The initial design is always
+        model_factory: optional ``f(arm_scenario) -> model`` replacing the facade's default for
+            every arm (``arm_scenario.configspace`` is the arm subspace); the same holds for the
+            five factories below.
+        acquisition_function_factory: optional ``f(arm_scenario) -> acquisition function``.
+        acquisition_maximizer_factory: optional ``f(arm_scenario) -> acquisition maximizer``.
+        runhistory_encoder_factory: optional ``f(arm_scenario) -> runhistory encoder``.
+        random_design_factory: optional ``f(arm_scenario) -> random design``.
+        initial_design_factory: optional ``f(arm_scenario) -> initial design``; it is always
             preceded by the arm's default configuration.
         max_incumbents: as in SMAC's intensifiers (multi-objective only; kept for the contract).
         seed: the intensifier's seed (default: ``scenario.seed``), used for the trial seed.

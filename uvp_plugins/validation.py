@@ -30,6 +30,7 @@ __all__ = [
     "check_reported_number",
     "check_reported_step",
     "check_reported_progress",
+    "is_finite_number",
 ]
 
 _T = TypeVar("_T")
@@ -210,3 +211,20 @@ def check_reported_progress(name: str, value: Any, where: str) -> float:
     if not (math.isfinite(v) and v >= 0):
         raise ValueError(f"{label} {value!r}")
     return v
+
+
+def is_finite_number(value: Any) -> bool:
+    """Whether ``value`` is a finite real number (Python or numpy scalar, not a ``bool``): the
+    one test of "a cost or value we can use" (a crashed or capped run reports ``inf``/``nan``,
+    a multi-objective one a list).
+
+    Example:
+        >>> is_finite_number(0.25), is_finite_number(float("inf")), is_finite_number([0.1, 0.2])
+        (True, False, False)
+    """
+    if type(value) is float:  # the common case, without the ABC check
+        return math.isfinite(value)
+    return (
+        isinstance(value, numbers.Real) and not isinstance(value, bool)
+        and math.isfinite(float(value))
+    )

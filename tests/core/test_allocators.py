@@ -1,9 +1,10 @@
-"""The offline allocators (Alg. 3, 5, 7, 8): budget ledger, approximation bounds, bench methods."""
+"""The offline allocators (Alg. 3, 5, 7, 8): budget ledger, approximation bounds (their
+uvp-bench rows: tests/bench/test_allocator_methods.py)."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -20,12 +21,6 @@ from uvp_plugins.adacent.allocators import (
 )
 from uvp_plugins.adacent.curves import estimate_lipschitz, resolve_epsilon
 from uvp_plugins.adacent.kcenter import covering_radius, greedy_kcenter
-from uvp_plugins.adacent.value_scale import positive_scores
-from uvp_plugins.bench.context import RunContext
-from uvp_plugins.bench.methods.uvp_core import StreamingScores
-from uvp_plugins.bench.problems.base import Problem
-from uvp_plugins.bench.registry import get_method
-from uvp_plugins.space import FloatParam, SearchSpace
 
 ALLOCATORS: dict[str, tuple[Callable[..., UVPResult], dict[str, Any]]] = {
     "fullcent": (fullcent, {}),
@@ -247,47 +242,3 @@ def test_input_validation_specific() -> None:
         enhanced_fullcent(lambda i, b: -1.0, X, 10, 5)
     with pytest.raises(ValueError, match="finite"):
         adacent(lambda i, b: math.nan, X, 10, 5)
-
-
-# ------------------------------------------------------------------------- bench methods
-class _Concave(Problem):
-    """A 2-D accuracy-like problem (max) or its loss (min) with concave saturating curves."""
-
-    name = "test-concave"
-    task = "0"
-    max_budget = 8
-
-    def __init__(self, direction: str) -> None:
-        self.direction = direction
-        self.space = SearchSpace([FloatParam("a", 0.0, 1.0), FloatParam("b", 0.0, 1.0)])
-
-    def evaluate(self, config: Mapping[str, Any], budget: int) -> float:
-        x = np.array([config["a"], config["b"]])
-        acc = (90 - 30 * np.linalg.norm(x - 0.3)) * (1 - 0.5 * np.exp(-budget / 2))
-        return float(acc) if self.direction == "max" else float(100 - acc)
-
-
-@pytest.mark.parametrize("direction", ["max", "min"])
-@pytest.mark.parametrize(
-    "method", ["core-fullcent", "core-enhanced-fullcent", "core-adacent", "core-enhanced-adacent"]
-)
-def test_bench_methods_spend_the_run_budget_through_the_context(direction: str, method: str) -> None:
-    problem = _Concave(direction)
-    ctx = RunContext(problem, total_budget=10 * problem.max_budget, seed=1)
-    get_method(method).run(ctx)
-    assert ctx.ledger.spent == ctx.total_budget
-    assert ctx.ledger.n_evaluations == ctx.total_budget  # one unit per call (continuation)
-    worst = problem.evaluate({"a": 1.0, "b": 1.0}, problem.max_budget)
-    assert problem.better(ctx.ledger.best, worst)
-
-
-def test_core_rows_score_values_with_the_one_rule_of_value_scale() -> None:
-    # the core-* benchmark rows use value_scale.positive_scores (the adapters' rule), applied to
-    # the values paid so far: accuracies unchanged, positive losses reciprocal
-    acc = StreamingScores(maximize=True)
-    assert [acc(v) for v in (0.62, 0.91, 93.5)] == [0.62, 0.91, 93.5]  # rule 1, also below 1
-    loss = StreamingScores(maximize=False)
-    assert [loss(v) for v in (0.5, 0.25)] == [2.0, 4.0]  # rule 2
-    values = [-3.0, -1.0, -2.0]  # rule 3 (non-positive): affine, relative to the values so far
-    neg = StreamingScores(maximize=True)
-    assert [neg(v) for v in values][-1] == positive_scores(values)[-1]

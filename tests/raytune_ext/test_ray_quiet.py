@@ -58,11 +58,11 @@ def _noise(text: str) -> list[str]:
     ]
 
 
-def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+def _run(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, *args],
         cwd=cwd,
-        env=dict(os.environ),
+        env={**os.environ, **env},
         capture_output=True,
         text=True,
         timeout=600,
@@ -85,16 +85,17 @@ def test_readme_ray_snippet_prints_only_its_result(tmp_path) -> None:
 
 
 def test_example_prints_only_its_results(tmp_path) -> None:
-    proc = _run([str(REPO / "examples" / "raytune_idhb.py")], tmp_path)
+    # with its small budget (R=3, then 9), as tests/test_examples.py runs the other examples
+    proc = _run([str(REPO / "examples" / "raytune_idhb.py")], tmp_path, UVP_EXAMPLES_QUICK="1")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert _noise(proc.stdout + proc.stderr) == []
     lines = [line for line in proc.stdout.splitlines() if line.strip()]
     ours = [line for line in lines if not RAY_BOX.search(line)]
     prefixes = [
         "(the scheduler state lived in ",
-        "ID-HB at R=9: ",
-        "continued to R=27 (resumed): ",
-        "fresh Hyperband at R=27: ",
+        "ID-HB at R=3: ",
+        "continued to R=9 (resumed): ",
+        "fresh Hyperband at R=9: ",
         "total with ID-HB: ",
         "budget saved by continuing: ",
     ]

@@ -11,13 +11,13 @@ from the stored columns:
 
     min_c d~(x, c) = min( min_c ||x - c||,  min_{c: eta_c > 1} (eta_c ||x - c|| - (eta_c - 1)/eps) )
 
-(the two halves of the ``min`` in :func:`uvp_plugins.adacent.kcenter.enhanced_distances`, split; a center
+(the two halves of the ``min`` in :func:`uvp_plugins.adacent.enhanced_distance.enhanced_distances`, split; a center
 with ``eta_c = 1``, or without a value, contributes its plain distance only). A step then costs
 about two passes over the ``(n, m)`` matrix instead of ``n m d`` distance arithmetic plus the
 passes. The choice rules are those of :func:`uvp_plugins.adacent.kcenter.next_enhanced_center`:
-ties go to the lowest candidate index (within :data:`uvp_plugins.adacent.kcenter.TIE_RTOL`), a candidate coinciding with a center (distance exactly
+ties go to the lowest candidate index (within :data:`uvp_plugins.adacent.enhanced_distance.TIE_RTOL`), a candidate coinciding with a center (distance exactly
 0) is chosen only when nothing else is available, no center means
-:func:`uvp_plugins.adacent.kcenter.first_center`.
+:func:`uvp_plugins.adacent.enhanced_distance.first_center`.
 
 Each distance is ``sqrt(sum_k (x_k - c_k)^2)`` computed for one center at a time, so its bits do
 not depend on when or together with which other centers it was computed: two processes that
@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from uvp_plugins.adacent.kcenter import (
+from uvp_plugins.adacent.enhanced_distance import (
     TIE_RTOL,
     argmax_lowest,
     enhancement_factors,

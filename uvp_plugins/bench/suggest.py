@@ -2,7 +2,9 @@
 
 Example:
     >>> print(unknown_name("method", "optuna-tpee", ["optuna-tpe", "optuna-tpe-hyperband", "random"]))
-    unknown method 'optuna-tpee' (did you mean 'optuna-tpe'?); valid methods: optuna-tpe, optuna-tpe-hyperband, random
+    unknown method 'optuna-tpee' (did you mean 'optuna-tpe' or 'optuna-tpe-hyperband'?); valid methods: optuna-tpe, optuna-tpe-hyperband, random
+    >>> print(unknown_name("problem", "lcbenc", ["lcbench", "rbv2_xgboost"]))
+    unknown problem 'lcbenc' (did you mean 'lcbench'?); valid problems: lcbench, rbv2_xgboost
 """
 
 from __future__ import annotations

@@ -33,11 +33,12 @@ Semantics (documented decisions):
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 
+from uvp_plugins.contract import StateFormat
 from uvp_plugins.hyperband.bracket import VARIANTS, BracketState, select_promotions
 from uvp_plugins.hyperband.records import CostLedger, Incumbent, Job
 from uvp_plugins.hyperband.schedule import HyperbandSchedule, check_hyperband_args
@@ -50,11 +51,15 @@ Sampler = Callable[[np.random.Generator], Any]
 #: ``evaluate(config, budget) -> value`` (a loss for ``mode="min"``, a score for ``mode="max"``)
 Evaluator = Callable[[Any, int], float]
 
-_STATE_FORMAT = "uvp-idhb/1"
+#: the state format (:mod:`uvp_plugins.contract`); version 1 is the only one written so far
+STATE_FORMAT = StateFormat("uvp-idhb", 1)
 
 
 class IterativeDeepeningHyperband:
     """Hyperband whose maximum budget can be increased later without starting over.
+
+    An ask/tell object of the core contract (:class:`uvp_plugins.contract.AskTell`): its state
+    is :data:`STATE_FORMAT` (``"uvp-idhb/1"``).
 
     Args:
         max_budget: the initial maximum budget ``R`` (int >= ``eta * min_budget``).
@@ -79,6 +84,9 @@ class IterativeDeepeningHyperband:
         >>> hb.ledger.full_charge == HyperbandSchedule(8, 2).total_budget
         True
     """
+
+    #: the format of :meth:`state_dict` (``"uvp-idhb/1"``)
+    STATE_FORMAT: ClassVar[StateFormat] = STATE_FORMAT
 
     def __init__(
         self,
@@ -381,8 +389,7 @@ class IterativeDeepeningHyperband:
     # ------------------------------------------------------------ persistence
     def state_dict(self) -> dict[str, Any]:
         """The complete state as plain Python data (JSON-serialisable if the configs are)."""
-        return {
-            "format": _STATE_FORMAT,
+        return STATE_FORMAT.stamp({
             "params": {
                 "initial_max_budget": self.initial_max_budget,
                 "max_budget": self._R,
@@ -399,13 +406,12 @@ class IterativeDeepeningHyperband:
             "results": [[cid, rung, v, bud] for (cid, rung), (v, bud) in self._results.items()],
             "pending": [j.to_dict() for j in self._pending.values()],
             "ledger": self.ledger.to_dict(),
-        }
+        })
 
     @classmethod
-    def from_state_dict(cls, state: dict[str, Any]) -> IterativeDeepeningHyperband:
+    def from_state_dict(cls, state: Mapping[str, Any]) -> IterativeDeepeningHyperband:
         """Rebuild an optimiser from :meth:`state_dict` (also mid-bracket, with pending jobs)."""
-        if state.get("format") != _STATE_FORMAT:
-            raise ValueError(f"state format must be {_STATE_FORMAT!r}, got {state.get('format')!r}")
+        state = STATE_FORMAT.read(state)
         p = state["params"]
         hb = cls(
             max_budget=int(p["initial_max_budget"]),
