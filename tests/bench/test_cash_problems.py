@@ -3,6 +3,8 @@ CASH methods (joint random search, bandit policies over per-arm HPO)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -239,3 +241,68 @@ def test_arm_search_strategies() -> None:
     assert empty.ask() == {}
     with pytest.raises(ValueError, match="strategy"):
         ArmSearch(space, np.random.default_rng(0), strategy="tpe")
+
+
+# --------------------------------------------------------------------- the paper's six YAHPO classes
+def test_yahpo6_six_classes_on_the_89_shared_tasks(yahpo_data, yahpo_data_v0) -> None:  # type: ignore[no-untyped-def]
+    from uvp_plugins.bench.problems.cash_yahpo6 import YAHPO6_FIXED, YahpoCash6, yahpo6_tasks
+    from uvp_plugins.bench.problems.yahpo_surrogate import load_surrogate
+
+    tasks = yahpo6_tasks(yahpo_data, yahpo_data_v0)
+    assert len(tasks) == 89 and tasks[0] == "41138" and len(set(tasks)) == 89
+    assert list(get_problem("cash-yahpo6").tasks()) == tasks  # found from UVP_YAHPO_DATA alone
+    p = YahpoCash6("40981", yahpo_data, yahpo_data_v0)
+    assert p.arms == ["glmnet", "rpart", "svm", "aknn", "ranger", "xgboost"]
+    assert get_problem("cash-yahpo6").kind == "cash" and p.metric == "mmce"
+    for arm in p.arms:  # the fixed inputs are not hyperparameters of any class
+        assert not any(n.split(":", 1)[1] in {*YAHPO6_FIXED, "task_id"} for n in p.arm_spaces[arm].names)
+    assert p.arm_spaces["svm"].names == ["svm:cost", "svm:kernel", "svm:tolerance", "svm:degree", "svm:gamma"]
+    # the defaults are the scenarios' own (App. D: evaluated first), valid configurations
+    assert p.arm_defaults["svm"] == {"svm:cost": 1.0, "svm:kernel": "linear", "svm:tolerance": 0.009528896,
+                                     "svm:degree": 4, "svm:gamma": 1.0}
+    assert p.arm_defaults["rpart"] == {"rpart:cp": 0.01, "rpart:maxdepth": 30, "rpart:minbucket": 1,
+                                       "rpart:minsplit": 20}
+    for arm in p.arms:
+        assert set(p.arm_defaults[arm]) == set(p.arm_spaces[arm].names)
+    # the loss: mmce at trainsize 0.525, impute.mean, repl 6 (column 0 of a first-generation
+    # network, 1 - acc of the current rbv2_rpart), clipped to [0, 1]
+    svm = load_surrogate("rbv2_svm", str(yahpo_data_v0), "v0")
+    x = {"cost": 1.0, "kernel": "linear", "tolerance": 0.009528896, "task_id": "40981", **YAHPO6_FIXED}
+    assert p.evaluate({"algorithm": "svm", **p.arm_defaults["svm"]}) == pytest.approx(
+        float(np.clip(svm.predict([x])[0, 0], 0, 1)))
+    rpart = load_surrogate("rbv2_rpart", str(yahpo_data))
+    x = {"cp": 0.01, "maxdepth": 30, "minbucket": 1, "minsplit": 20, "task_id": "40981", **YAHPO6_FIXED}
+    assert p.evaluate({"algorithm": "rpart", **p.arm_defaults["rpart"]}) == pytest.approx(
+        1.0 - float(rpart.predict([x])[0, rpart.target_index("acc")]))
+    # reproducible: the same configuration gives the same loss, in a fresh instance too
+    rng = np.random.default_rng(3)
+    configs = [p.joint_sample(rng) for _ in range(30)]
+    losses = [p.evaluate(c) for c in configs]
+    assert all(0.0 <= v <= 1.0 for v in losses) and len(set(losses)) > 20
+    again = YahpoCash6("40981", yahpo_data, yahpo_data_v0)
+    assert [again.evaluate(c) for c in configs] == losses
+    # flattened conditionals: a radial kernel's gamma has no effect on a linear kernel
+    lin = {**p.arm_config("svm", p.arm_defaults["svm"])}
+    assert p.evaluate(lin) == p.evaluate({**lin, "svm:gamma": 100.0, "svm:degree": 2})
+    rad = {**lin, "svm:kernel": "radial"}
+    assert p.evaluate(rad) != p.evaluate({**rad, "svm:gamma": 100.0})
+
+
+def test_yahpo6_bad_folders_and_tasks_are_refused_clearly(tmp_path, yahpo_data, yahpo_data_v0) -> None:  # type: ignore[no-untyped-def]
+    from uvp_plugins.bench.problems.cash_yahpo6 import YahpoCash6
+
+    with pytest.raises(FileNotFoundError, match=r"yahpo_data_v0\) directory with rbv2_glmnet/model.onnx not found "
+                       r"\(looked in: .*nowhere\).*--yahpo-data-v0 PATH.*UVP_YAHPO_DATA_V0"):
+        YahpoCash6(yahpo_data=yahpo_data, yahpo_data_v0=tmp_path / "nowhere")
+    # the current generation's folder holds an rbv2_xgboost too, but not the first generation's
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    for scenario in ("rbv2_glmnet", "rbv2_svm", "rbv2_aknn", "rbv2_ranger"):
+        (mixed / scenario).symlink_to(Path(yahpo_data_v0) / scenario)
+    (mixed / "rbv2_xgboost").symlink_to(Path(yahpo_data) / "rbv2_xgboost")
+    with pytest.raises(ValueError, match=r"rbv2_xgboost: .* 9 outputs, expected .* 6 for the 'v0' generation"):
+        YahpoCash6(yahpo_data=yahpo_data, yahpo_data_v0=mixed)
+    with pytest.raises(FileNotFoundError, match=r"yahpo_data\) directory with rbv2_rpart/model.onnx"):
+        YahpoCash6(yahpo_data=yahpo_data_v0, yahpo_data_v0=yahpo_data_v0)
+    with pytest.raises(ValueError, match="unknown task '41278' for cash-yahpo6; valid tasks \\(the 89 shared"):
+        YahpoCash6("41278", yahpo_data, yahpo_data_v0)

@@ -30,6 +30,8 @@ Problems (registered with ``kind="cash"``):
   parameters and the booster-specific parameters are always present in the arm's space; those
   whose YAHPO condition does not hold are dropped before querying the surrogate (they have no
   effect). Numeric ranges and log scales are YAHPO's own.
+* ``cash-yahpo6`` — the CASH paper's six YAHPO classes (glmnet, rpart, svm, aknn, ranger,
+  xgboost) at trainsize 0.525, loss mmce: :mod:`uvp_plugins.bench.problems.cash_yahpo6`.
 * ``cash-synthetic`` — fast noise-free arms with known per-arm minima (see
   :class:`SyntheticCash`), several of them with left-skewed reward distributions (rewards pile up
   near the arm's maximum with a long lower tail, as in the paper's Fig. 1), where the arm with
@@ -111,6 +113,10 @@ class CashProblem(Problem):
     arm_spaces: dict[str, SearchSpace]
     #: the best loss reachable with each arm, where known (else None)
     arm_optima: dict[str, float | None]
+    #: each arm's default configuration (prefixed names) where the problem defines one (e.g.
+    #: ``cash-yahpo6``: the scenarios' own defaults); ``None``: the optimisers' own rule (the
+    #: centre of every range, ConfigSpace's default and the Optuna CASH sampler's)
+    arm_defaults: dict[str, dict[str, Any]] | None = None
 
     def _set_arms(self, arm_params: Mapping[str, Sequence[Param]]) -> None:
         if not arm_params:
