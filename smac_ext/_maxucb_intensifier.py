@@ -120,17 +120,13 @@ from smac.scenario import Scenario
 
 from smac_ext._atomic import AtomicSaveMixin, repair_output_directory
 from smac_ext._cash_space import CashSpace, split_cash_space
-from uvp_plugins.bandits import POLICIES, CashBandit, IndexPolicy
+from uvp_plugins.bandits import CashBandit, CashSettings, IndexPolicy
 
 __all__ = ["MaxUCBIntensifier"]
 
 logger = logging.getLogger(__name__)
 
 Factory = Callable[[Scenario], Any]
-
-#: policies of :mod:`uvp_plugins.bandits` that take an exploration parameter ``alpha``
-_ALPHA_POLICIES = ("MaxUCB", "UCB", "QuantileUCB")
-
 
 def _finite(cost: Any) -> bool:
     """True for a finite scalar cost."""
@@ -216,12 +212,13 @@ class MaxUCBIntensifier(AtomicSaveMixin, AbstractIntensifier):
     def __init__(
         self,
         scenario: Scenario,
-        alpha: float = 0.5,
-        burn_in: int | Literal["initial_design"] = 0,
+        alpha: float | None = None,
+        burn_in: int | Literal["design", "initial_design"] = 0,
         *,
         selector: str | None = None,
         policy: str = "MaxUCB",
         n_initial: int | None = None,
+        min_pulls: int | Literal["design"] = 1,
         max_consecutive_crashes: int | None = 5,
         facade: type[AbstractFacade] = HyperparameterOptimizationFacade,
         model_factory: Callable[[Scenario], AbstractModel] | None = None,
@@ -246,40 +243,28 @@ class MaxUCBIntensifier(AtomicSaveMixin, AbstractIntensifier):
         if scenario.adaptive_capping:
             raise ValueError("MaxUCBIntensifier does not support adaptive capping "
                              "(scenario.adaptive_capping must be False)")
-        if policy not in POLICIES:
-            raise ValueError(f"policy must be one of {sorted(POLICIES)}, got {policy!r}")
         if n_initial is not None and (isinstance(n_initial, bool) or not isinstance(n_initial, int)
                                       or not 0 <= n_initial < scenario.n_trials):
             raise ValueError("n_initial must be None or an int in [0, scenario.n_trials - 1] "
                              f"= [0, {scenario.n_trials - 1}], got {n_initial!r}")
+        if burn_in == "initial_design":  # the name of earlier versions
+            burn_in = "design"
+        if initial_design_factory is not None and "design" in (burn_in, min_pulls):
+            raise ValueError("burn_in='design' and min_pulls='design' are sized from the built-in "
+                             "per-arm initial design (1 + n_initial); with initial_design_factory "
+                             "give them as ints")
+        # every rule of the bandit (which policies take alpha, burn-in, design sizes) is the
+        # core's: the settings validate themselves with its messages
+        self._settings = CashSettings(policy=policy, alpha=alpha, burn_in=burn_in,
+                                      min_pulls=min_pulls, design=n_initial,
+                                      max_consecutive_crashes=max_consecutive_crashes)
         if not (isinstance(facade, type) and issubclass(facade, AbstractFacade)):
             raise TypeError(f"facade must be a SMAC facade class, got {facade!r}")
 
         self._cash: CashSpace = split_cash_space(scenario.configspace, selector)
-        k = self._cash.n_arms
-        self._n_initial = (
-            max(0, int(scenario.n_trials // (4 * k)) - 1) if n_initial is None else n_initial
-        )
-        if isinstance(burn_in, str):
-            if burn_in != "initial_design":
-                raise ValueError("burn_in must be an int >= 0 or 'initial_design', got "
-                                 f"{burn_in!r}")
-            if initial_design_factory is not None:
-                raise ValueError("burn_in='initial_design' sizes the burn-in from the built-in "
-                                 "per-arm initial design (1 + n_initial); with "
-                                 "initial_design_factory give burn_in as an int")
-            burn_in = 1 + self._n_initial
-        self._policy_name = policy
-        self._policy_kwargs: dict[str, Any] = {"burn_in": burn_in}
-        if policy in _ALPHA_POLICIES:
-            self._policy_kwargs["alpha"] = alpha
-        elif alpha != 0.5:
-            raise ValueError(f"alpha is not a parameter of policy {policy!r}")
-        self._max_consecutive_crashes = max_consecutive_crashes
-        # validates alpha, burn_in and max_consecutive_crashes with the core's messages
-        self._new_bandit()
-        self._alpha = alpha
-        self._burn_in = burn_in
+        self._scenario_n_trials = int(scenario.n_trials)
+        self._n_initial = self._settings.design_size(self._cash.n_arms, self._scenario_n_trials)
+        self._new_bandit()  # fails early if the settings do not fit the arms
         self._facade = facade
         self._factories: dict[str, Factory | None] = {
             "model": model_factory,
@@ -332,13 +317,10 @@ class MaxUCBIntensifier(AtomicSaveMixin, AbstractIntensifier):
         meta = super().meta
         meta.update(
             {
-                "policy": self._policy_name,
-                "alpha": self._alpha,
-                "burn_in": self._burn_in,
+                **self._settings.to_dict(),
                 "selector": self._cash.selector,
                 "arms": [str(a) for a in self._cash.arms],
                 "n_initial": self._n_initial,
-                "max_consecutive_crashes": self._max_consecutive_crashes,
                 "facade": self._facade.__name__,
                 "factories": {k: _name_of(f) for k, f in self._factories.items()},
             }
@@ -377,9 +359,7 @@ class MaxUCBIntensifier(AtomicSaveMixin, AbstractIntensifier):
 
     # ---------------------------------------------------------------- state
     def _new_bandit(self) -> CashBandit:
-        return CashBandit(self._cash.n_arms, self._policy_name,
-                          max_consecutive_crashes=self._max_consecutive_crashes,
-                          **self._policy_kwargs)
+        return CashBandit.from_settings(self._cash.n_arms, self._settings, self._scenario_n_trials)
 
     def reset(self) -> None:
         """Reset SMAC's bookkeeping, the bandit and the arms' HPO views."""
@@ -420,15 +400,15 @@ class MaxUCBIntensifier(AtomicSaveMixin, AbstractIntensifier):
         else:  # the layout of uvp-plugins before CashBandit
             bandit = CashBandit.from_state_dict({
                 "format": "uvp-cash-bandit/1",
-                "max_consecutive_crashes": self._max_consecutive_crashes,
+                "max_consecutive_crashes": self._settings.max_consecutive_crashes,
                 "policy": state["policy"],
                 "retired": [r if r else None for r in state["unavailable"]],
                 "crash_streak": state["crash_streak"],
             })
         policy = bandit.policy
-        if policy.kind != self._policy_name:
+        if policy.kind != self._settings.policy:
             raise ValueError(f"intensifier state holds policy {policy.kind!r}, "
-                             f"not {self._policy_name!r}")
+                             f"not {self._settings.policy!r}")
         self._bandit = bandit
 
     # ------------------------------------------------------------- results

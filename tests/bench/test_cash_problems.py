@@ -251,7 +251,7 @@ def test_yahpo6_six_classes_on_the_89_shared_tasks(yahpo_data, yahpo_data_v0) ->
     tasks = yahpo6_tasks(yahpo_data, yahpo_data_v0)
     assert len(tasks) == 89 and tasks[0] == "41138" and len(set(tasks)) == 89
     assert list(get_problem("cash-yahpo6").tasks()) == tasks  # found from UVP_YAHPO_DATA alone
-    p = YahpoCash6("40981", yahpo_data, yahpo_data_v0)
+    p = YahpoCash6("40978", yahpo_data, yahpo_data_v0)
     assert p.arms == ["glmnet", "rpart", "svm", "aknn", "ranger", "xgboost"]
     assert get_problem("cash-yahpo6").kind == "cash" and p.metric == "mmce"
     for arm in p.arms:  # the fixed inputs are not hyperparameters of any class
@@ -267,11 +267,11 @@ def test_yahpo6_six_classes_on_the_89_shared_tasks(yahpo_data, yahpo_data_v0) ->
     # the loss: mmce at trainsize 0.525, impute.mean, repl 6 (column 0 of a first-generation
     # network, 1 - acc of the current rbv2_rpart), clipped to [0, 1]
     svm = load_surrogate("rbv2_svm", str(yahpo_data_v0), "v0")
-    x = {"cost": 1.0, "kernel": "linear", "tolerance": 0.009528896, "task_id": "40981", **YAHPO6_FIXED}
+    x = {"cost": 1.0, "kernel": "linear", "tolerance": 0.009528896, "task_id": "40978", **YAHPO6_FIXED}
     assert p.evaluate({"algorithm": "svm", **p.arm_defaults["svm"]}) == pytest.approx(
         float(np.clip(svm.predict([x])[0, 0], 0, 1)))
     rpart = load_surrogate("rbv2_rpart", str(yahpo_data))
-    x = {"cp": 0.01, "maxdepth": 30, "minbucket": 1, "minsplit": 20, "task_id": "40981", **YAHPO6_FIXED}
+    x = {"cp": 0.01, "maxdepth": 30, "minbucket": 1, "minsplit": 20, "task_id": "40978", **YAHPO6_FIXED}
     assert p.evaluate({"algorithm": "rpart", **p.arm_defaults["rpart"]}) == pytest.approx(
         1.0 - float(rpart.predict([x])[0, rpart.target_index("acc")]))
     # reproducible: the same configuration gives the same loss, in a fresh instance too
@@ -279,7 +279,7 @@ def test_yahpo6_six_classes_on_the_89_shared_tasks(yahpo_data, yahpo_data_v0) ->
     configs = [p.joint_sample(rng) for _ in range(30)]
     losses = [p.evaluate(c) for c in configs]
     assert all(0.0 <= v <= 1.0 for v in losses) and len(set(losses)) > 20
-    again = YahpoCash6("40981", yahpo_data, yahpo_data_v0)
+    again = YahpoCash6("40978", yahpo_data, yahpo_data_v0)
     assert [again.evaluate(c) for c in configs] == losses
     # flattened conditionals: a radial kernel's gamma has no effect on a linear kernel
     lin = {**p.arm_config("svm", p.arm_defaults["svm"])}

@@ -7,7 +7,14 @@
   crash rule that retires an arm, versioned JSON state. Framework adapters build on it.
 """
 
-from uvp_plugins.bandits.cash_bandit import RETIRE_REASONS, CashBandit
+from uvp_plugins.bandits.cash_bandit import (
+    ALPHA_POLICIES,
+    RETIRE_REASONS,
+    CashBandit,
+    CashSettings,
+    PullRecord,
+    paper_design_size,
+)
 from uvp_plugins.bandits.policies import (
     POLICIES,
     REWARD_RANGE,
@@ -22,6 +29,10 @@ from uvp_plugins.bandits.policies import (
 )
 
 __all__ = [
+    "ALPHA_POLICIES",
+    "CashSettings",
+    "PullRecord",
+    "paper_design_size",
     "POLICIES",
     "RETIRE_REASONS",
     "REWARD_RANGE",

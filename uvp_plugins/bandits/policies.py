@@ -183,14 +183,21 @@ class IndexPolicy(abc.ABC):
         burn_in: burn-in rounds ``C >= 0`` (Alg. E.1): the first ``C*K`` pulls are round-robin
             and their results discarded.
         seed: kept for reproducible randomised policies; the policies here are deterministic.
+        min_pulls: recorded pulls every arm gets, round robin, before the index decides
+            (``>= 1``; Alg. 1 lines 2-4 pull each arm once: ``1``). Their rewards are observed
+            (unlike a burn-in's): with ``min_pulls = m`` no arm is judged on fewer than ``m`` of
+            its own results.
     """
 
     #: name used in state dicts and by :func:`policy_from_state_dict`
     kind: ClassVar[str] = "IndexPolicy"
 
-    def __init__(self, n_arms: int, burn_in: int = 0, seed: int | None = None) -> None:
+    def __init__(
+        self, n_arms: int, burn_in: int = 0, seed: int | None = None, min_pulls: int = 1
+    ) -> None:
         self.n_arms = check_int("n_arms", n_arms, low=1)
         self.burn_in = check_int("burn_in", burn_in, low=0)
+        self.min_pulls = check_int("min_pulls", min_pulls, low=1)
         if seed is not None:
             seed = check_int("seed", seed, low=0)
         self.seed = seed
@@ -204,7 +211,8 @@ class IndexPolicy(abc.ABC):
 
     # ------------------------------------------------------------ parameters
     def _params(self) -> dict[str, Any]:
-        return {"n_arms": self.n_arms, "burn_in": self.burn_in, "seed": self.seed}
+        return {"n_arms": self.n_arms, "burn_in": self.burn_in, "seed": self.seed,
+                "min_pulls": self.min_pulls}
 
     # ----------------------------------------------------------------- facts
     @property
@@ -279,8 +287,9 @@ class IndexPolicy(abc.ABC):
     def _choose(self, among: np.ndarray) -> int:
         """The policy's rule restricted to the arms ``among`` (ascending indices)."""
         recorded = np.asarray(self.n_pulls)[among]
-        if recorded.min() == 0:
-            # initial phase (Alg. 1 lines 2-4): fewest pulls (recorded + pending), lowest index
+        if recorded.min() < self.min_pulls:
+            # initial phase (Alg. 1 lines 2-4, min_pulls rounds): fewest pulls (recorded +
+            # pending), lowest index
             counts = recorded + np.asarray(self.pending)[among]
             return int(among[int(np.argmin(counts))])
         return int(among[int(np.nanargmax(self.indices()[among]))])
@@ -456,10 +465,15 @@ class MaxUCB(IndexPolicy):
     kind: ClassVar[str] = "MaxUCB"
 
     def __init__(
-        self, n_arms: int, alpha: float = 0.5, burn_in: int = 0, seed: int | None = None
+        self,
+        n_arms: int,
+        alpha: float = 0.5,
+        burn_in: int = 0,
+        seed: int | None = None,
+        min_pulls: int = 1,
     ) -> None:
         self.alpha = _check_nonneg_float("alpha", alpha)
-        super().__init__(n_arms, burn_in=burn_in, seed=seed)
+        super().__init__(n_arms, burn_in=burn_in, seed=seed, min_pulls=min_pulls)
 
     def _params(self) -> dict[str, Any]:
         return {**super()._params(), "alpha": self.alpha}
@@ -478,10 +492,15 @@ class UCB(IndexPolicy):
     kind: ClassVar[str] = "UCB"
 
     def __init__(
-        self, n_arms: int, alpha: float = 0.5, burn_in: int = 0, seed: int | None = None
+        self,
+        n_arms: int,
+        alpha: float = 0.5,
+        burn_in: int = 0,
+        seed: int | None = None,
+        min_pulls: int = 1,
     ) -> None:
         self.alpha = _check_nonneg_float("alpha", alpha)
-        super().__init__(n_arms, burn_in=burn_in, seed=seed)
+        super().__init__(n_arms, burn_in=burn_in, seed=seed, min_pulls=min_pulls)
 
     def _params(self) -> dict[str, Any]:
         return {**super()._params(), "alpha": self.alpha}
@@ -506,13 +525,14 @@ class QuantileUCB(IndexPolicy):
         tau: float = 0.95,
         burn_in: int = 0,
         seed: int | None = None,
+        min_pulls: int = 1,
     ) -> None:
         self.alpha = _check_nonneg_float("alpha", alpha)
         t = _check_nonneg_float("tau", tau)
         if t > 1.0:
             raise ValueError(f"tau must be a float in [0, 1], got {tau!r}")
         self.tau = t
-        super().__init__(n_arms, burn_in=burn_in, seed=seed)
+        super().__init__(n_arms, burn_in=burn_in, seed=seed, min_pulls=min_pulls)
 
     def _params(self) -> dict[str, Any]:
         return {**super()._params(), "alpha": self.alpha, "tau": self.tau}

@@ -27,6 +27,7 @@ and ``"tell"`` is ``study.tell`` (the sampler's ``after_trial`` and the storage 
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from uvp_plugins.bench.context import RunContext
@@ -58,9 +59,32 @@ def suggest_cash_config(trial: Any, problem: Any) -> dict[str, Any]:
     return config
 
 
-def run_optuna_cash(ctx: RunContext, sampler: str, burn_in: int = 0) -> None:
-    """One run: an Optuna study with ``sampler`` (``"maxucb"`` or ``"tpe"``) for ``T`` trials
-    (``burn_in``: ``MaxUCBCashSampler``'s burn-in rounds)."""
+def _class_tpe_factory(seed: int, multivariate: bool, design: int) -> Any:
+    """Per-class TPE samplers for the tuning variants: ``TPESampler(multivariate=...,
+    n_startup_trials=1 + design)`` seeded from ``(seed, class)``; in a sequential run a class's
+    sampler is asked only for that class's trials, so its proposals depend on that class alone."""
+    import optuna
+
+    from optuna_ext._sampler import _stable_seed
+
+    def build(value: Any) -> Any:
+        return optuna.samplers.TPESampler(
+            seed=_stable_seed(seed, "class", str(value)), multivariate=multivariate,
+            n_startup_trials=1 + design,
+        )
+
+    return build
+
+
+def run_optuna_cash(
+    ctx: RunContext, sampler: str, burn_in: int | str = 0, class_tpe: dict[str, Any] | None = None,
+    **options: Any,
+) -> None:
+    """One run: an Optuna study with ``sampler`` (``"maxucb"`` or ``"tpe"``) for ``T`` trials.
+
+    ``burn_in`` and ``options`` go to ``MaxUCBCashSampler`` (with the problem's default
+    configurations as ``class_defaults``); ``class_tpe`` (``{"multivariate": bool, "design":
+    int}``) replaces its per-class sampler by :func:`_class_tpe_factory`'s."""
     import optuna
 
     from optuna_ext import MaxUCBCashSampler
@@ -72,8 +96,11 @@ def run_optuna_cash(ctx: RunContext, sampler: str, burn_in: int = 0) -> None:
                             f"{attr!r}); the optuna CASH methods need a CashProblem (kind 'cash')")
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     if sampler == "maxucb":
+        if class_tpe is not None:
+            options["class_samplers"] = _class_tpe_factory(ctx.seed, **class_tpe)
         chosen: optuna.samplers.BaseSampler = MaxUCBCashSampler(
-            problem.selector, seed=ctx.seed, burn_in=burn_in
+            problem.selector, seed=ctx.seed, burn_in=burn_in,
+            class_defaults=getattr(problem, "arm_defaults", None), **options,
         )
     elif sampler == "tpe":
         chosen = optuna.samplers.TPESampler(seed=ctx.seed)
@@ -122,6 +149,38 @@ register_method(
     kind="ours",
     problem_kinds=("cash",),
 )(lambda ctx: run_optuna_cash(ctx, "maxucb", burn_in=TPE_STARTUP_TRIALS))
+
+#: tuning variants of issue 30 (docs/results/cash_yahpo6.md, chosen on the declared tuning
+#: tasks only): name suffix -> (description, arguments of run_optuna_cash)
+TUNING_VARIANTS: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    ("alg1-mv", "Alg. 1 (alpha 0.5), default first, per-class multivariate TPE, 10 random",
+     {"class_tpe": {"multivariate": True, "design": 10}}),
+    ("alg1", "Alg. 1 (alpha 0.5), default first, per-class independent TPE, 10 random",
+     {"class_tpe": {"multivariate": False, "design": 10}}),
+    ("mp", "alpha 0.5, default + 10 random observed per class before MaxUCB, independent TPE",
+     {"class_tpe": {"multivariate": False, "design": 10}, "design": 10, "min_pulls": "design"}),
+    ("d4-mp", "alpha 0.5, default + 4 random observed per class before MaxUCB, independent TPE",
+     {"class_tpe": {"multivariate": False, "design": 4}, "design": 4, "min_pulls": "design"}),
+    ("d2-mp", "alpha 0.5, default + 2 random observed per class before MaxUCB, independent TPE",
+     {"class_tpe": {"multivariate": False, "design": 2}, "design": 2, "min_pulls": "design"}),
+    ("mp-a1", "alpha 1, default + 10 random observed per class before MaxUCB, independent TPE",
+     {"class_tpe": {"multivariate": False, "design": 10}, "design": 10, "min_pulls": "design",
+      "alpha": 1.0}),
+    ("d4-mp-a1", "alpha 1, default + 4 random observed per class before MaxUCB, independent TPE",
+     {"class_tpe": {"multivariate": False, "design": 4}, "design": 4, "min_pulls": "design",
+      "alpha": 1.0}),
+    ("burnin", "alpha 0.5, burn-in over default + 10 random per class (Alg. E.1), independent TPE",
+     {"class_tpe": {"multivariate": False, "design": 10}, "design": 10, "burn_in": "design"}),
+    ("a2", "Alg. 1 with alpha 2, default first, per-class independent TPE, 10 random",
+     {"class_tpe": {"multivariate": False, "design": 10}, "alpha": 2.0}),
+)
+
+for _suffix, _description, _arguments in TUNING_VARIANTS:
+    register_method(
+        f"optuna-maxucb-cash-tune-{_suffix}",
+        f"tuning variant (issue 30): MaxUCBCashSampler, {_description}",
+        requires=("optuna",), kind="ours", problem_kinds=("cash",),
+    )(functools.partial(run_optuna_cash, sampler="maxucb", **_arguments))
 
 register_method(
     "optuna-tpe-cash",

@@ -67,9 +67,11 @@ def _cash_configspace(ctx: RunContext) -> Any:
                 f"problem {problem.name!r} is not a CASH problem (it has no {attr!r}); the smac "
                 "CASH methods need a CashProblem (problem kind 'cash')"
             )
-    # CashProblem parameter names are already prefixed with the arm ("svc:C")
+    # CashProblem parameter names are already prefixed with the arm ("svc:C"); a problem's own
+    # default configurations (cash-yahpo6: the scenarios') become the hyperparameters' defaults
     return cash_configspace(
-        problem.arm_spaces, selector=problem.selector, arms=problem.arms, seed=ctx.seed, prefix=False
+        problem.arm_spaces, selector=problem.selector, arms=problem.arms, seed=ctx.seed,
+        prefix=False, defaults=getattr(problem, "arm_defaults", None),
     )
 
 
