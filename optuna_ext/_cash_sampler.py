@@ -35,7 +35,7 @@ from optuna.trial import FrozenTrial, TrialState
 
 from optuna_ext._claims import CLAIMED, WON, Proposal, claim
 from optuna_ext._sampler import _stable_seed, base_seed
-from uvp_plugins.bandits import CashBandit, CashSettings, PullRecord
+from uvp_plugins.bandits import CASH_FLOOR, CashBandit, CashSettings, PullRecord
 from uvp_plugins.space import range_centre
 from uvp_plugins.validation import check_seed
 
@@ -357,7 +357,8 @@ class MaxUCBCashSampler(BaseSampler):
         alpha: float | None = None,
         burn_in: int | str = 0,
         min_pulls: int | str = 1,
-        design: int | None = None,
+        floor: float = CASH_FLOOR,
+        design: int | None = 0,
         class_defaults: Mapping[Any, Mapping[str, Any]] | None = None,
         default_first: bool = True,
         class_samplers: ClassSamplers | None = None,
@@ -373,7 +374,7 @@ class MaxUCBCashSampler(BaseSampler):
         # every rule of the bandit (which policies take alpha, burn-in, design sizes) is the
         # core's: the settings validate themselves with its messages
         self._settings = CashSettings(policy=policy, alpha=alpha, burn_in=burn_in,
-                                      min_pulls=min_pulls, design=design,
+                                      min_pulls=min_pulls, floor=floor, design=design,
                                       max_consecutive_crashes=max_consecutive_crashes)
         if not isinstance(default_first, bool):
             raise TypeError(f"default_first must be a bool, got {default_first!r}")
@@ -587,7 +588,7 @@ class MaxUCBCashSampler(BaseSampler):
         return TPESampler(seed=_stable_seed(self._base_seed, trial.number, repr(lane)))
 
     def _class_sampler(
-        self, study: Study, trial: FrozenTrial, arm: int, value: Any, index: int
+        self, study: Study, trial: FrozenTrial, arm: int, value: Any, index: int, n_classes: int
     ) -> BaseSampler:
         given = self._class_samplers
         if isinstance(given, Mapping):
@@ -605,13 +606,15 @@ class MaxUCBCashSampler(BaseSampler):
                                         f"samplers.BaseSampler, got {type(built).__name__}")
                     memo[("factory", arm)] = built
             return built  # type: ignore[no-any-return]
-        return self._default_class_sampler(arm, index)
+        return self._default_class_sampler(arm, index, n_classes)
 
-    def _default_class_sampler(self, arm: int, index: int) -> BaseSampler:
-        """A class's default sampler for its ``index``-th trial: Optuna's TPE with its defaults,
-        seeded from ``(seed, class, index)``, so a class's HPO samples the same whatever the
-        other classes did in between (the per-class runs of the paper's two-level approach)."""
-        return TPESampler(seed=_stable_seed(self._base_seed, "class", arm, index))
+    def _default_class_sampler(self, arm: int, index: int, n_classes: int) -> BaseSampler:
+        """A class's default sampler for its ``index``-th trial (class docstring, *Each class's
+        sampler*): univariate TPE that starts modelling after the class's default and ``design``
+        random configurations, seeded from ``(seed, class, index)``."""
+        design = self._settings.design_size(n_classes)
+        return TPESampler(seed=_stable_seed(self._base_seed, "class", arm, index),
+                          multivariate=False, n_startup_trials=1 + design)
 
     @staticmethod
     def _same_choice(a: Any, b: Any) -> bool:
@@ -669,7 +672,7 @@ class MaxUCBCashSampler(BaseSampler):
                        if t.number < trial.number and belongs(t)]
             index = len(earlier)
             value = dist.choices[arm]
-            sampler = self._class_sampler(study, trial, arm, value, index)
+            sampler = self._class_sampler(study, trial, arm, value, index, len(dist.choices))
             lane = _Lane(sampler, _ClassStudy(study, sampler, belongs))
             if self._default_first and index == 0:
                 lane.defaults = self._defaults_of(value)

@@ -93,7 +93,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal
 
@@ -120,7 +119,7 @@ from smac.scenario import Scenario
 
 from smac_ext._atomic import AtomicSaveMixin, repair_output_directory
 from smac_ext._cash_space import CashSpace, split_cash_space
-from uvp_plugins.bandits import CashBandit, CashSettings, IndexPolicy
+from uvp_plugins.bandits import CASH_FLOOR, CashBandit, CashSettings, IndexPolicy
 
 __all__ = ["MaxUCBIntensifier"]
 
@@ -219,6 +218,7 @@ class MaxUCBIntensifier(AtomicSaveMixin, AbstractIntensifier):
         policy: str = "MaxUCB",
         n_initial: int | None = None,
         min_pulls: int | Literal["design"] = 1,
+        floor: float = CASH_FLOOR,
         max_consecutive_crashes: int | None = 5,
         facade: type[AbstractFacade] = HyperparameterOptimizationFacade,
         model_factory: Callable[[Scenario], AbstractModel] | None = None,
@@ -256,7 +256,7 @@ class MaxUCBIntensifier(AtomicSaveMixin, AbstractIntensifier):
         # every rule of the bandit (which policies take alpha, burn-in, design sizes) is the
         # core's: the settings validate themselves with its messages
         self._settings = CashSettings(policy=policy, alpha=alpha, burn_in=burn_in,
-                                      min_pulls=min_pulls, design=n_initial,
+                                      min_pulls=min_pulls, floor=floor, design=n_initial,
                                       max_consecutive_crashes=max_consecutive_crashes)
         if not (isinstance(facade, type) and issubclass(facade, AbstractFacade)):
             raise TypeError(f"facade must be a SMAC facade class, got {facade!r}")
@@ -538,32 +538,18 @@ class MaxUCBIntensifier(AtomicSaveMixin, AbstractIntensifier):
                 successes[arm].append(float(value.cost))  # type: ignore[arg-type]
             info = TrialInfo(config, instance=key.instance, seed=key.seed, budget=key.budget)
             self._mirror(arm, info, value)
-        self._credit_missing(successes)
-        # pending pulls without a running trial (e.g. asked before a crash of the process)
+        # results in the run history but not in intensifier.json are credited; pending pulls
+        # follow the running trials (the core's rule, CashBandit.reconcile)
+        for arm, loss in self._bandit.reconcile(successes, running):
+            logger.info("crediting a result of arm %r found in the run history only (%r)",
+                        self._cash.arms[arm], loss)
         for arm in range(self._cash.n_arms):
-            while self._bandit.pending[arm] > running[arm]:
-                self._bandit.release(arm)
-            while self._bandit.pending[arm] < running[arm]:
-                self._bandit.add_pending(arm)
             if self._cash.is_empty(arm) and self._arm_rh[arm].get_configs():
                 self._bandit.retire(arm, "exhausted")
         return [
             dataclasses.replace(info, additional_info=self._trial_extra())
             for info in rh.get_running_trials()
         ]
-
-    def _credit_missing(self, successes: list[list[float]]) -> None:
-        """Credit successful results of the run history that the bandit state lacks."""
-        state = self._bandit.policy.state_dict()
-        taken: list[Counter[float]] = [Counter() for _ in range(self._cash.n_arms)]
-        for arm, value in state["history"] + state["burn_discarded"]:
-            taken[arm][float(value)] += 1
-        for arm, values in enumerate(successes):
-            missing = Counter(values) - taken[arm]
-            for value in sorted(missing.elements()):
-                logger.info("crediting a result of arm %r found in the run history only (%r)",
-                            self._cash.arms[arm], value)
-                self._bandit.tell(arm, value)
 
     def _next_arm_config(self, arm: int) -> Configuration | None:
         """A configuration of arm ``arm`` not yet in SMAC's run history, or None (exhausted)."""

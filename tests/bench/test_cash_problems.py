@@ -101,12 +101,49 @@ def test_registered_cash_problems() -> None:
     spec = get_problem("cash-synthetic")
     assert list(spec.tasks()) == ["0", "1", "2", "3", "4"]
     assert isinstance(spec.make(task="2"), SyntheticCash)
-    assert list(get_problem("cash-sklearn").tasks()) == ["digits", "breast_cancer", "wine"]
+    # every classification dataset scikit-learn bundles
+    assert list(get_problem("cash-sklearn").tasks()) == ["digits", "breast_cancer", "wine", "iris"]
+    assert list(get_problem("cash-sklearn-holdout").tasks()) == ["digits", "breast_cancer", "wine"]
+    assert get_problem("cash-sklearn-holdout").kind == "cash"
 
 
 # ------------------------------------------------------------------------------ scikit-learn
-def test_sklearn_cash_real_training() -> None:
-    p = SklearnCash("wine")
+def test_sklearn_cash_seven_tunable_classes_balanced_accuracy_of_a_5_fold_cv() -> None:
+    from sklearn.metrics import balanced_accuracy_score
+    from sklearn.model_selection import StratifiedKFold
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import SVC
+
+    from uvp_plugins.bench.problems.cash import SKLEARN_CASH_TUNABLE_ARMS
+
+    p = SklearnCash("iris")
+    assert p.name == "cash-sklearn" and p.metric == "1-balanced_acc"
+    assert tuple(p.arms) == SKLEARN_CASH_TUNABLE_ARMS and len(p.arms) == 7
+    assert all(len(p.arm_spaces[a]) > 0 for a in p.arms) and "gaussian_nb" not in p.arms
+    config = {"algorithm": "svc", "svc:C": 0.5, "svc:gamma": 0.05}
+    # the loss by hand: 1 - mean balanced accuracy over the stratified, shuffled 5 folds, the
+    # scaler fitted on each training fold
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    scores = []
+    for tr, va in StratifiedKFold(5, shuffle=True, random_state=0).split(X, y):
+        model = make_pipeline(StandardScaler(), SVC(C=0.5, gamma=0.05)).fit(X[tr], y[tr])
+        scores.append(balanced_accuracy_score(y[va], model.predict(X[va])))
+    assert p.evaluate(config) == pytest.approx(1.0 - float(np.mean(scores)))
+    assert SklearnCash("iris").evaluate(config) == p.evaluate(config)  # deterministic
+    # other folds, other losses
+    assert {SklearnCash("iris", split_seed=s).evaluate(config) for s in (1, 2, 3)} - {p.evaluate(config)}
+    with pytest.raises(ValueError, match="valid tasks: digits, breast_cancer, wine, iris"):
+        SklearnCash("mnist")
+    with pytest.raises(ValueError, match="protocol must be 'cv' or 'holdout'"):
+        SklearnCash("iris", protocol="loo")
+
+
+def test_sklearn_cash_holdout_is_the_earlier_problem() -> None:
+    p = SklearnCash("wine", protocol="holdout")
+    assert p.name == "cash-sklearn-holdout" and p.metric == "1-acc"
     assert len(p.arms) >= 5 and tuple(p.arms) == SKLEARN_CASH_ARMS
     assert len(p.arm_spaces["gaussian_nb"]) == 0
     assert all(len(p.arm_spaces[a]) > 0 for a in p.arms if a != "gaussian_nb")
@@ -121,19 +158,19 @@ def test_sklearn_cash_real_training() -> None:
     # deterministic across instances (fixed split and per-configuration random_state)
     c = {"algorithm": "random_forest", "random_forest:n_estimators": 12, "random_forest:max_depth": 5,
          "random_forest:min_samples_leaf": 2, "random_forest:max_features": 0.5}
-    assert SklearnCash("wine").evaluate(c) == p.evaluate(c)
+    assert SklearnCash("wine", protocol="holdout").evaluate(c) == p.evaluate(c)
     # a bad hyperparameter choice is visibly worse than a good one (real training happens)
     bad = {"algorithm": "svc", "svc:C": 0.01, "svc:gamma": 1.0}
     good = {"algorithm": "svc", "svc:C": 10.0, "svc:gamma": 0.01}
     assert p.evaluate(good) < p.evaluate(bad)
     with pytest.raises(ValueError, match="valid tasks"):
-        SklearnCash("iris")
+        SklearnCash("iris", protocol="holdout")
     with pytest.raises(ValueError, match="arms must be"):
         SklearnCash("wine", arms=["svc", "xgb"])
 
 
 def test_sklearn_cash_digits_subset_of_arms() -> None:
-    p = SklearnCash("digits", arms=["knn", "gaussian_nb"])
+    p = SklearnCash("digits", arms=["knn", "gaussian_nb"], protocol="holdout")
     assert p.arms == ["knn", "gaussian_nb"]
     knn = p.evaluate({"algorithm": "knn", "knn:n_neighbors": 3, "knn:weights": "distance", "knn:p": 2})
     assert knn < p.evaluate({"algorithm": "gaussian_nb"}) and knn < 0.05
@@ -211,7 +248,7 @@ def test_run_context_counts_evaluations_per_arm() -> None:
 
 
 def test_bandit_methods_run_on_real_sklearn_training() -> None:
-    p = SklearnCash("breast_cancer", arms=["knn", "logreg", "gaussian_nb"])
+    p = SklearnCash("breast_cancer", arms=["knn", "logreg", "gaussian_nb"], protocol="holdout")
     ctx = RunContext(p, total_budget=8, seed=0)
     get_method("bandit-maxucb").run(ctx)
     assert ctx.ledger.n_evaluations == 8 and ctx.ledger.best < 0.1

@@ -9,6 +9,8 @@
 
 from uvp_plugins.bandits.cash_bandit import (
     ALPHA_POLICIES,
+    CASH_FLOOR,
+    CASH_MAXUCB_ALPHA,
     RETIRE_REASONS,
     CashBandit,
     CashSettings,
@@ -30,6 +32,8 @@ from uvp_plugins.bandits.policies import (
 
 __all__ = [
     "ALPHA_POLICIES",
+    "CASH_FLOOR",
+    "CASH_MAXUCB_ALPHA",
     "CashSettings",
     "PullRecord",
     "paper_design_size",

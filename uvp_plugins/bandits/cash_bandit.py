@@ -65,6 +65,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -74,6 +75,8 @@ from uvp_plugins.validation import check_choice, check_float, check_int
 
 __all__ = [
     "ALPHA_POLICIES",
+    "CASH_FLOOR",
+    "CASH_MAXUCB_ALPHA",
     "CashBandit",
     "CashSettings",
     "PullRecord",
@@ -88,6 +91,17 @@ RETIRE_REASONS = ("exhausted", "crashed")
 
 #: the policies with an exploration parameter ``alpha`` (``RoundRobin`` has none)
 ALPHA_POLICIES = ("MaxUCB", "UCB", "QuantileUCB")
+
+#: MaxUCB's ``alpha`` when the settings give none (the policy's own default is the paper's 0.5):
+#: the paper's sensitivity study (App. D.4, Table D.6) finds larger values better at T = 200 on
+#: YaHPOGym (alpha 0.8: 75/0/28 against combined search, 0.5: 64/0/39), and ``alpha = 1`` makes
+#: the bonus ``(alpha ln t / n)^2`` bring back any arm with ``n < ln t`` pulls, whatever its
+#: rewards; chosen on the tuning tasks of docs/results/cash_yahpo6.md
+CASH_MAXUCB_ALPHA = 1.0
+
+#: the exploration floor ``c`` when the settings give none: an arm below ``ln t`` pulls is
+#: pulled first (docs/results/cash_yahpo6.md)
+CASH_FLOOR = 1.0
 
 #: the configurations of the paper's initial designs (App. D): ``50 - K`` for combined search,
 #: ``50 / (K - 1)`` per arm for the two-level approach
@@ -130,6 +144,8 @@ class CashSettings:
             (``1 + design_size``).
         min_pulls: recorded pulls per arm before the index decides (Alg. 1: 1), or
             ``"design"``: ``1 + design_size``, the arm's whole initial design observed.
+        floor: the exploration floor ``c`` of the policy (an arm below ``c ln t`` pulls is
+            pulled first; ``0``: none, Alg. 1).
         design: configurations in each arm's initial design after its default (``None``:
             :func:`paper_design_size`); the adapters size their per-arm HPO with
             :meth:`design_size`.
@@ -144,6 +160,7 @@ class CashSettings:
     alpha: float | None = None
     burn_in: int | str = 0
     min_pulls: int | str = 1
+    floor: float = CASH_FLOOR
     design: int | None = None
     max_consecutive_crashes: int | None = 5
 
@@ -160,6 +177,7 @@ class CashSettings:
                 check_choice(name, value, ("design",))
             else:
                 object.__setattr__(self, name, check_int(name, value, low=0 if name == "burn_in" else 1))
+        object.__setattr__(self, "floor", check_float("floor", self.floor, low=0.0))
         if self.design is not None:
             object.__setattr__(self, "design", check_int("design", self.design, low=0))
         if self.max_consecutive_crashes is not None:
@@ -181,9 +199,12 @@ class CashSettings:
         kwargs: dict[str, Any] = {
             "burn_in": per_arm if self.burn_in == "design" else self.burn_in,
             "min_pulls": per_arm if self.min_pulls == "design" else self.min_pulls,
+            "floor": self.floor,
         }
         if self.policy in ALPHA_POLICIES and self.alpha is not None:
             kwargs["alpha"] = self.alpha
+        elif self.policy == "MaxUCB":
+            kwargs["alpha"] = CASH_MAXUCB_ALPHA
         return kwargs
 
     def to_dict(self) -> dict[str, Any]:
@@ -384,8 +405,8 @@ class CashBandit:
 
         Example:
             >>> b = CashBandit.from_settings(6, CashSettings(min_pulls="design"), n_trials=200)
-            >>> b.policy.min_pulls, b.policy.alpha
-            (11, 0.5)
+            >>> b.policy.min_pulls, b.policy.alpha, b.policy.floor
+            (11, 1.0, 1.0)
         """
         settings = CashSettings() if settings is None else settings
         if not isinstance(settings, CashSettings):
@@ -432,6 +453,42 @@ class CashBandit:
         for arm in sorted({r.arm for r in finished if r.exhausted and r.state == "complete"}):
             bandit.retire(arm, "exhausted")
         return bandit
+
+    def reconcile(self, successes: list[list[float]], running: list[int]) -> list[tuple[int, float]]:
+        """Bring a restored state in line with the store of trials it was saved beside (an
+        adapter that persists this state next to its framework's own record of the trials, e.g.
+        SMAC's ``intensifier.json`` beside ``runhistory.json``, which a killed process may have
+        written one without the other).
+
+        * Every finite loss of ``successes[arm]`` (the store's credited results of that arm) that
+          the state lacks (compared as a multiset with the recorded and burn-in results of the
+          arm) is credited now, smallest first.
+        * Each arm's pending pulls are set to ``running[arm]`` (the store's running trials):
+          surplus pending pulls (asked before the process stopped, never run) are released,
+          missing ones registered.
+
+        Returns the ``(arm, loss)`` pairs credited now.
+        """
+        k = self.n_arms
+        if len(successes) != k or len(running) != k:
+            raise ValueError(f"successes and running must have one entry per arm ({k})")
+        state = self._policy.state_dict()
+        taken: list[Counter[float]] = [Counter() for _ in range(k)]
+        for arm, value in state["history"] + state["burn_discarded"]:
+            taken[arm][float(value)] += 1
+        credited = []
+        for arm, values in enumerate(successes):
+            missing = Counter(float(v) for v in values) - taken[arm]
+            for value in sorted(missing.elements()):
+                self.tell(arm, value)
+                credited.append((arm, value))
+        for arm in range(k):
+            target = check_int(f"running[{arm}]", running[arm], low=0)
+            while self.pending[arm] > target:
+                self.release(arm)
+            while self.pending[arm] < target:
+                self.add_pending(arm)
+        return credited
 
     # ------------------------------------------------------------ persistence
     def state_dict(self) -> dict[str, Any]:
