@@ -35,7 +35,7 @@ from optuna.trial import FrozenTrial, TrialState
 
 from optuna_ext._claims import CLAIMED, WON, Proposal, claim
 from optuna_ext._sampler import _stable_seed, base_seed
-from uvp_plugins.bandits import CASH_FLOOR, CashBandit, CashSettings, PullRecord
+from uvp_plugins.bandits import CASH_DESIGN, CASH_FLOOR, CashBandit, CashSettings, PullRecord
 from uvp_plugins.space import range_centre
 from uvp_plugins.validation import check_seed
 
@@ -260,25 +260,56 @@ class MaxUCBCashSampler(BaseSampler):
     one pull per class first (round robin in choice order), then the class with the largest
     ``max_j r_ij + (alpha ln t / n_i)^2`` on rewards ``r = -loss`` min-max scaled to
     ``(0.01, 0.99)`` over every credited trial of every class, ``t`` = credited trials + running
-    pulls + 1, ties to the first choice (:mod:`uvp_plugins.bandits.policies`). ``burn_in=C``
-    makes the first ``C K`` pulls round robin with their results not credited (Alg. E.1).
+    pulls + 1, ties to the first choice (:mod:`uvp_plugins.bandits.policies`); a class with
+    fewer than ``floor * ln t`` pulls is chosen first (the exploration floor). ``burn_in=C``
+    makes the first ``C K`` pulls round robin with their results not credited (Alg. E.1);
+    ``min_pulls=m`` observes every class's first ``m`` results before the index decides.
     A value the objective did not get from this sampler (``enqueue_trial``, a retried trial) is
-    that trial's class all the same.
+    that trial's class all the same. The choices must be distinct as Optuna stores them
+    (``1``, ``True`` and ``1.0`` are one value to Optuna): equal-valued choices are refused.
+
+    **Defaults, and why** (chosen on declared tuning tasks of the paper's six-class YAHPO
+    benchmark, ``docs/results/cash_yahpo6.md``; every rule lives in
+    :class:`uvp_plugins.bandits.CashSettings`):
+
+    * *Each class starts with its default configuration* (Alg. 1, line 3: "evaluating default
+      configuration"; App. D): its first trial takes the values ``class_defaults`` gives for
+      it, every other parameter the centre of its distribution (the middle of the range, on
+      the log scale if ``log``; a categorical's first choice: ConfigSpace's default, so the
+      SMAC intensifier's classes start from the same configuration). Library defaults are often
+      near the best; ``default_first=False`` lets the class's sampler choose the first trial.
+    * ``alpha = 1`` and an exploration floor of ``ln t`` pulls. Rewards are min-max scaled over
+      all classes, so a class whose first results were the worst seen has a scaled maximum near
+      0 and comes back only when its bonus alone beats the leader: ``alpha ln t > n``. With the
+      paper's ``alpha = 0.5`` and three pulls that is ``t > 403``: three unlucky draws locked a
+      class out of a 200-trial study (issue 30, a YAHPO task where xgboost got 3 of 200 trials and
+      ended 0.19 above what joint TPE found). With ``alpha = 1`` any class with fewer than
+      ``ln t`` pulls comes back (the paper's sensitivity study also finds larger alpha better at
+      T = 200 on YAHPO, Table D.6), and the floor guarantees it whatever the rewards.
+    * *Each class's sampler* is Optuna's univariate TPE (``multivariate=False``), the model one
+      joint ``TPESampler`` applies to each class's parameters, so on a class's parameters it is
+      at least as strong as the joint sampler while seeing only that class's trials; it models
+      from the class's default on (``design=0``: ``n_startup_trials = 1``): random start-up
+      configurations per class cost a sixth of the budget each on six classes before any model
+      is used, and were the costliest choice on the tuning tasks (Optuna 5's multivariate TPE,
+      the earlier default, was weaker still).
 
     **Each class's sampler.** Every parameter the objective suggests after the selector is
     sampled by the class's own sampler on a view of the study that holds only that class's
     trials (its ``get_trials``, ``best_trial`` and the search-space helpers see nothing else),
     with Optuna's relative sampling done once per trial at the class's first parameter, as
-    Optuna does for a study's sampler. Default: :class:`~optuna.samplers.TPESampler` with
-    Optuna's defaults, one per class, seeded from ``(seed, class, trial number)`` so that a
-    restarted or parallel run samples what an uninterrupted one would from the same trials.
-    ``class_samplers`` replaces it: a mapping ``{class value: sampler}`` (classes left out get
-    the default) or a factory ``f(class value) -> sampler`` (called once per class and study in
-    each process). Parameters suggested *before* the selector (shared by all classes) are
-    sampled by ``shared_sampler`` (default: TPE with Optuna's defaults, seeded like the
-    classes') on the whole study, each on its own (``sample_independent``); in a study that never
-    suggests a categorical, ``shared_sampler`` samples every parameter, relative sampling
-    included (the sampler then behaves like TPE).
+    Optuna does for a study's sampler. Default: ``TPESampler(multivariate=False,
+    n_startup_trials=1 + design)``, one per class and trial, seeded from ``(seed, class, index
+    of the trial in its class)``, so a class's HPO proposes the same whatever the other classes
+    did in between, and a restarted or parallel run samples what an uninterrupted one would
+    from the same trials. ``class_samplers`` replaces it: a mapping ``{class value: sampler}``
+    (classes left out get the default) or a factory ``f(class value) -> sampler`` (called once
+    per class and study in each process); the class's first trial is its default configuration
+    all the same. Parameters suggested *before* the selector (shared by all classes) are
+    sampled by ``shared_sampler`` (default: TPE with Optuna's defaults, seeded from ``(seed,
+    trial number)``) on the whole study, each on its own (``sample_independent``); in a study
+    that never suggests a categorical, ``shared_sampler`` samples every parameter, relative
+    sampling included (the sampler then behaves like TPE).
 
     **Losses.** The bandit minimises a loss: the trial's value for ``direction="minimize"``, its
     negative for ``"maximize"``. Only a COMPLETE trial with a finite value is credited to its
@@ -338,16 +369,34 @@ class MaxUCBCashSampler(BaseSampler):
     Args:
         selector: name of the categorical parameter that selects the model class, or ``None``
             to use the first categorical parameter the sampler is asked to sample.
-        alpha: exploration parameter ``alpha >= 0`` of MaxUCB (paper default 0.5).
-        burn_in: burn-in rounds ``C >= 0`` (Alg. E.1; 0 = plain Alg. 1).
+        alpha: exploration parameter ``alpha >= 0`` of MaxUCB (``None``: the CASH default, 1;
+            the paper's is 0.5) or of ``"UCB"`` / ``"QuantileUCB"`` (``None``: their 0.5).
+        burn_in: burn-in rounds ``C >= 0`` (Alg. E.1; 0 = plain Alg. 1), or ``"design"``
+            (``1 + design``).
+        min_pulls: each class's first results observed before the index decides (``>= 1``, or
+            ``"design"``: ``1 + design``).
+        floor: exploration floor ``c >= 0``: a class below ``c ln t`` pulls is chosen first
+            (default 1; 0: none, as in Alg. 1).
+        design: random configurations each class's default TPE draws after the class's
+            default before it models (``n_startup_trials - 1``; default 0); ``None``: the
+            paper's ``50 / (K - 1)`` (App. D).
+        class_defaults: ``{class value: {parameter name: value}}``, each class's default
+            configuration (its first trial); parameters left out take the centre of their
+            distribution.
+        default_first: evaluate each class's default configuration first (Alg. 1, line 3).
         class_samplers: the sampler of each model class: a mapping ``{class value: sampler}`` or
-            a factory ``f(class value) -> sampler``; ``None``: TPE per class.
+            a factory ``f(class value) -> sampler``; ``None``: univariate TPE per class.
         shared_sampler: the sampler of parameters suggested before the selector (``None``: TPE).
         policy: the bandit policy of :mod:`uvp_plugins.bandits` (``"MaxUCB"``; ``"UCB"``,
             ``"QuantileUCB"``, ``"RoundRobin"`` are the paper's baselines).
         max_consecutive_crashes: no longer choose a class after this many failed or pruned
             trials in a row (an int ``>= 1``; ``None``: never).
         seed: seed of the default samplers (an int ``>= 0``; ``None``: drawn at random).
+
+    Raises:
+        ValueError / TypeError: a setting outside its range (named, with the accepted range, at
+            construction); at the selector's first suggestion, choices that Optuna stores as
+            equal, or a key of ``class_samplers`` / ``class_defaults`` that is not a choice.
     """
 
     def __init__(
@@ -358,7 +407,7 @@ class MaxUCBCashSampler(BaseSampler):
         burn_in: int | str = 0,
         min_pulls: int | str = 1,
         floor: float = CASH_FLOOR,
-        design: int | None = 0,
+        design: int | None = CASH_DESIGN,
         class_defaults: Mapping[Any, Mapping[str, Any]] | None = None,
         default_first: bool = True,
         class_samplers: ClassSamplers | None = None,

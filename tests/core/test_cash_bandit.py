@@ -265,8 +265,11 @@ def test_paper_design_size_and_settings_resolve_per_arm_count() -> None:
     # App. D: 50 / (K - 1) per arm after its default, capped so that K designs fit into T
     assert [paper_design_size(k) for k in (1, 2, 6, 7)] == [50, 50, 10, 8]
     assert paper_design_size(2, n_trials=60) == 29 and paper_design_size(8, 8) == 0
-    s = CashSettings(min_pulls="design")
-    # the CASH defaults: MaxUCB with alpha 1 and the exploration floor ln t
+    # the CASH defaults: MaxUCB with alpha 1 and the exploration floor ln t, no random design
+    assert CashSettings().policy_kwargs(6) == {"burn_in": 0, "min_pulls": 1, "floor": 1.0,
+                                               "alpha": 1.0}
+    assert CashSettings().design_size(6) == 0 == CashSettings(min_pulls="design").design_size(6)
+    s = CashSettings(min_pulls="design", design=None)  # the paper's per-arm design
     assert s.policy_kwargs(6) == {"burn_in": 0, "min_pulls": 11, "floor": 1.0, "alpha": 1.0}
     assert s.policy_kwargs(7, n_trials=40)["min_pulls"] == 5  # 40 // 7 - 1 = 4 after the default
     assert CashSettings(design=3, burn_in="design", floor=0, alpha=0.5).policy_kwargs(4) == {
@@ -276,8 +279,8 @@ def test_paper_design_size_and_settings_resolve_per_arm_count() -> None:
     assert CashSettings(alpha=2.0).policy_kwargs(3)["alpha"] == 2.0
     assert "alpha" not in CashSettings(policy="RoundRobin").policy_kwargs(3)
     assert CashSettings.from_dict(json.loads(json.dumps(s.to_dict()))) == s
-    bandit = CashBandit.from_settings(6, CashSettings(alpha=1.0, min_pulls="design", design=4))
-    assert (bandit.policy.alpha, bandit.policy.min_pulls, bandit.max_consecutive_crashes) == (1.0, 5, 5)
+    bandit = CashBandit.from_settings(6, CashSettings(alpha=2.0, min_pulls="design", design=4))
+    assert (bandit.policy.alpha, bandit.policy.min_pulls, bandit.max_consecutive_crashes) == (2.0, 5, 5)
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [

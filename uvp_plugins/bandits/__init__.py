@@ -9,6 +9,7 @@
 
 from uvp_plugins.bandits.cash_bandit import (
     ALPHA_POLICIES,
+    CASH_DESIGN,
     CASH_FLOOR,
     CASH_MAXUCB_ALPHA,
     RETIRE_REASONS,
@@ -32,6 +33,7 @@ from uvp_plugins.bandits.policies import (
 
 __all__ = [
     "ALPHA_POLICIES",
+    "CASH_DESIGN",
     "CASH_FLOOR",
     "CASH_MAXUCB_ALPHA",
     "CashSettings",

@@ -75,6 +75,7 @@ from uvp_plugins.validation import check_choice, check_float, check_int
 
 __all__ = [
     "ALPHA_POLICIES",
+    "CASH_DESIGN",
     "CASH_FLOOR",
     "CASH_MAXUCB_ALPHA",
     "CashBandit",
@@ -102,6 +103,12 @@ CASH_MAXUCB_ALPHA = 1.0
 #: the exploration floor ``c`` when the settings give none: an arm below ``ln t`` pulls is
 #: pulled first (docs/results/cash_yahpo6.md)
 CASH_FLOOR = 1.0
+
+#: configurations in each arm's initial design after its default when the settings give none:
+#: none, each arm's HPO models from its default configuration on. Random designs cost most early
+#: (six designs of 50 / (K - 1) + 1 configurations take a third of 200 trials) and were the
+#: costliest choice on the tuning tasks of docs/results/cash_yahpo6.md
+CASH_DESIGN = 0
 
 #: the configurations of the paper's initial designs (App. D): ``50 - K`` for combined search,
 #: ``50 / (K - 1)`` per arm for the two-level approach
@@ -146,8 +153,9 @@ class CashSettings:
             ``"design"``: ``1 + design_size``, the arm's whole initial design observed.
         floor: the exploration floor ``c`` of the policy (an arm below ``c ln t`` pulls is
             pulled first; ``0``: none, Alg. 1).
-        design: configurations in each arm's initial design after its default (``None``:
-            :func:`paper_design_size`); the adapters size their per-arm HPO with
+        design: configurations in each arm's initial design after its default (default
+            :data:`CASH_DESIGN`, 0: each arm's HPO models from its default on; ``None``: the
+            paper's :func:`paper_design_size`); the adapters size their per-arm HPO with
             :meth:`design_size`.
         max_consecutive_crashes: retire an arm after this many failures in a row (``None``:
             never).
@@ -161,7 +169,7 @@ class CashSettings:
     burn_in: int | str = 0
     min_pulls: int | str = 1
     floor: float = CASH_FLOOR
-    design: int | None = None
+    design: int | None = CASH_DESIGN
     max_consecutive_crashes: int | None = 5
 
     def __post_init__(self) -> None:
@@ -404,7 +412,8 @@ class CashBandit:
         it, ``n_trials`` trials (it caps the per-arm design, :meth:`CashSettings.design_size`).
 
         Example:
-            >>> b = CashBandit.from_settings(6, CashSettings(min_pulls="design"), n_trials=200)
+            >>> b = CashBandit.from_settings(6, CashSettings(min_pulls="design", design=None),
+            ...                              n_trials=200)
             >>> b.policy.min_pulls, b.policy.alpha, b.policy.floor
             (11, 1.0, 1.0)
         """
