@@ -13,7 +13,7 @@ How it plugs into SMAC. :class:`MaxUCBIntensifier` is an ``AbstractIntensifier``
 facade the user already calls::
 
     smac = HyperparameterOptimizationFacade(scenario, train,
-                                            intensifier=MaxUCBIntensifier(scenario, alpha=0.5))
+                                            intensifier=MaxUCBIntensifier(scenario))
     incumbent = smac.optimize()           # or smac.ask() / smac.tell(info, value)
 
 * The scenario's ConfigSpace is a CASH space: its top-level categorical (detected, or named by
@@ -34,9 +34,21 @@ facade the user already calls::
   ``max_new_config_tries``, ``min_trials`` and the callbacks (whose
   ``on_next_configurations_*`` hooks then see arm-subspace configurations).
 * The arm's initial design evaluates the arm's default configuration first (Alg. 1, line 3:
-  "evaluating default configuration"), then ``n_initial`` Sobol configurations (default:
-  ``floor(n_trials / (4 K)) - 1``, at least 0: a quarter of the trials spread over the arms,
-  like the paper's per-arm initial designs, App. D), then model-based proposals.
+  "evaluating default configuration"; the subspace's default, i.e. the hyperparameters'
+  ``default_value``), then ``n_initial`` Sobol configurations (default 0: the arm's model-based
+  proposals start right after its default; the paper's App. D uses ``50 / (K - 1)``,
+  :func:`uvp_plugins.bandits.paper_design_size`), then model-based proposals.
+* The bandit's defaults (:class:`uvp_plugins.bandits.CashSettings`, shared with the Optuna
+  adapter) were chosen on declared tuning tasks of the paper's six-class YAHPO benchmark
+  (``docs/results/cash_yahpo6.md``): MaxUCB with ``alpha = 1`` and an exploration floor of
+  ``ln t`` pulls per arm. Rewards are min-max scaled over all arms, so an arm whose first
+  results were the worst seen comes back only when its bonus alone beats the leader,
+  ``alpha ln t > n``: with the paper's ``alpha = 0.5`` three unlucky configurations kept an arm
+  out of a 200-trial run (``t > 403``). With ``alpha = 1`` every arm below ``ln t`` pulls comes
+  back, and the floor guarantees it whatever the rewards (the paper's Table D.6 also finds
+  larger alpha better at T = 200 on YaHPOGym). Random per-arm designs were the costliest choice
+  on the tuning tasks (six designs of 11 configurations are a third of 200 trials): each arm
+  models from its default on.
 * ``__iter__`` asks the bandit for an arm, asks that arm's selector for a configuration, maps it
   into the joint space (a ``Configuration`` of ``scenario.configspace`` with the selector set)
   and yields a ``TrialInfo`` with one seed (the scenario's first seed; every configuration is
@@ -119,7 +131,7 @@ from smac.scenario import Scenario
 
 from smac_ext._atomic import AtomicSaveMixin, repair_output_directory
 from smac_ext._cash_space import CashSpace, split_cash_space
-from uvp_plugins.bandits import CASH_FLOOR, CashBandit, CashSettings, IndexPolicy
+from uvp_plugins.bandits import CASH_DESIGN, CASH_FLOOR, CashBandit, CashSettings, IndexPolicy
 
 __all__ = ["MaxUCBIntensifier"]
 
@@ -176,17 +188,24 @@ class MaxUCBIntensifier(AtomicSaveMixin, AbstractIntensifier):
 
     Args:
         scenario: the SMAC scenario; ``scenario.configspace`` must be a CASH space.
-        alpha: exploration parameter ``alpha >= 0`` of MaxUCB (paper default 0.5).
-        burn_in: burn-in rounds ``C >= 0`` (Alg. E.1; 0 = Alg. 1), or ``"initial_design"``:
-            ``C = 1 + n_initial``, the size of every arm's initial design (its default plus the
-            Sobol configurations), so the bandit judges arms only on their model-based
-            proposals (measured on YAHPO in ``docs/results/smac_maxucb.md``; needs the built-in
-            initial design, not ``initial_design_factory``).
+        alpha: exploration parameter ``alpha >= 0`` of MaxUCB (``None``: the CASH default 1;
+            the paper's is 0.5) or of ``"UCB"`` / ``"QuantileUCB"`` (``None``: their 0.5).
+        burn_in: burn-in rounds ``C >= 0`` (Alg. E.1; 0 = Alg. 1), or ``"design"`` (also
+            ``"initial_design"``, its earlier name): ``C = 1 + n_initial``, the size of every
+            arm's initial design (its default plus the Sobol configurations), so the bandit
+            judges arms only on their model-based proposals (measured on YAHPO in
+            ``docs/results/smac_maxucb.md``; needs the built-in initial design, not
+            ``initial_design_factory``).
         selector: name of the top-level categorical (detected if ``None``).
         policy: the bandit policy of :mod:`uvp_plugins.bandits` (``"MaxUCB"``; ``"UCB"``,
             ``"QuantileUCB"``, ``"RoundRobin"`` are the paper's baselines on the same per-arm HPO).
         n_initial: Sobol configurations in each arm's initial design after its default
-            configuration (``None``: ``max(0, floor(n_trials / (4 K)) - 1)``).
+            configuration (``None``: 0, :data:`uvp_plugins.bandits.CASH_DESIGN`; before issue
+            30 the default was ``floor(n_trials / (4 K)) - 1``).
+        min_pulls: each arm's first results observed before the index decides (``>= 1``, or
+            ``"design"``: ``1 + n_initial``).
+        floor: exploration floor ``c >= 0``: an arm below ``c ln t`` pulls is pulled first
+            (default 1; 0: none, as in Alg. 1).
         max_consecutive_crashes: drop an arm after this many uncredited results in a row
             (``None``: never).
         facade: facade class whose ``get_*`` methods build the per-arm components by default.
@@ -200,7 +219,7 @@ class MaxUCBIntensifier(AtomicSaveMixin, AbstractIntensifier):
 
     Example:
         >>> from smac import HyperparameterOptimizationFacade, Scenario
-        >>> intensifier = MaxUCBIntensifier(scenario, alpha=0.5)        # doctest: +SKIP
+        >>> intensifier = MaxUCBIntensifier(scenario)                   # doctest: +SKIP
         >>> smac = HyperparameterOptimizationFacade(scenario, train,
         ...                                         intensifier=intensifier)  # doctest: +SKIP
         >>> incumbent = smac.optimize()                                  # doctest: +SKIP
@@ -256,7 +275,8 @@ class MaxUCBIntensifier(AtomicSaveMixin, AbstractIntensifier):
         # every rule of the bandit (which policies take alpha, burn-in, design sizes) is the
         # core's: the settings validate themselves with its messages
         self._settings = CashSettings(policy=policy, alpha=alpha, burn_in=burn_in,
-                                      min_pulls=min_pulls, floor=floor, design=n_initial,
+                                      min_pulls=min_pulls, floor=floor,
+                                      design=CASH_DESIGN if n_initial is None else n_initial,
                                       max_consecutive_crashes=max_consecutive_crashes)
         if not (isinstance(facade, type) and issubclass(facade, AbstractFacade)):
             raise TypeError(f"facade must be a SMAC facade class, got {facade!r}")

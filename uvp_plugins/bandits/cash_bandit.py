@@ -25,7 +25,20 @@ sampler tomorrow):
   the rewards' min-max scaling and of ``t``).
 * :meth:`~CashBandit.state_dict` / :meth:`~CashBandit.from_state_dict` -- the whole state as
   versioned JSON (format ``"uvp-cash-bandit/1"``): the policy's state (observations, pending
-  pulls, burn-in), the retired arms and the crash streaks.
+  pulls, burn-in; policy state version 2, version 1 still read), the retired arms and the crash
+  streaks.
+
+Every rule an adapter needs is here, so the adapters translate only:
+
+* :class:`CashSettings` and :meth:`~CashBandit.from_settings` -- which policy, which policies
+  take ``alpha``, the burn-in, ``min_pulls``, the exploration floor and the per-arm design size
+  (:meth:`CashSettings.design_size`, :func:`paper_design_size`), with the CASH defaults
+  (:data:`CASH_MAXUCB_ALPHA`, :data:`CASH_FLOOR`, :data:`CASH_DESIGN`; chosen on declared tuning
+  tasks, ``docs/results/cash_yahpo6.md``).
+* :meth:`~CashBandit.rebuild` -- the bandit from a store of trials (:class:`PullRecord`), in one
+  replay order (Optuna's storage).
+* :meth:`~CashBandit.reconcile` -- a restored state brought in line with the store it was saved
+  beside (SMAC's ``intensifier.json`` and ``runhistory.json``).
 
 Choice among the available arms (the policy's own rule restricted to them,
 :meth:`IndexPolicy.select <uvp_plugins.bandits.policies.IndexPolicy.select>` with a mask): a
