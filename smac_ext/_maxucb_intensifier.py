@@ -41,12 +41,13 @@ facade the user already calls::
 * The bandit's defaults (:class:`uvp_plugins.bandits.CashSettings`, shared with the Optuna
   adapter) were chosen on declared tuning tasks of the paper's six-class YAHPO benchmark
   (``docs/results/cash_yahpo6.md``): MaxUCB with ``alpha = 1`` and an exploration floor of
-  ``ln t`` pulls per arm. Rewards are min-max scaled over all arms, so an arm whose first
+  ``2 ln t`` pulls per arm. Rewards are min-max scaled over all arms, so an arm whose first
   results were the worst seen comes back only when its bonus alone beats the leader,
   ``alpha ln t > n``: with the paper's ``alpha = 0.5`` three unlucky configurations kept an arm
-  out of a 200-trial run (``t > 403``). With ``alpha = 1`` every arm below ``ln t`` pulls comes
-  back, and the floor guarantees it whatever the rewards (the paper's Table D.6 also finds
-  larger alpha better at T = 200 on YaHPOGym). Random per-arm designs were the costliest choice
+  out of a 200-trial run (``t > 403``; the paper's Table D.6 also finds larger alpha better at
+  T = 200 on YaHPOGym). The floor keeps pulling every arm until it has ``2 ln t`` results
+  (about 11 by ``t = 200``) whatever its rewards, so an arm whose HPO starts in a bad region
+  gets results enough for its own model to leave it. Random per-arm designs were the costliest choice
   on the tuning tasks (six designs of 11 configurations are a third of 200 trials): each arm
   models from its default on.
 * ``__iter__`` asks the bandit for an arm, asks that arm's selector for a configuration, maps it
@@ -205,7 +206,7 @@ class MaxUCBIntensifier(AtomicSaveMixin, AbstractIntensifier):
         min_pulls: each arm's first results observed before the index decides (``>= 1``, or
             ``"design"``: ``1 + n_initial``).
         floor: exploration floor ``c >= 0``: an arm below ``c ln t`` pulls is pulled first
-            (default 1; 0: none, as in Alg. 1).
+            (default 2; 0: none, as in Alg. 1).
         max_consecutive_crashes: drop an arm after this many uncredited results in a row
             (``None``: never).
         facade: facade class whose ``get_*`` methods build the per-arm components by default.

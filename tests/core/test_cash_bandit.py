@@ -265,17 +265,17 @@ def test_paper_design_size_and_settings_resolve_per_arm_count() -> None:
     # App. D: 50 / (K - 1) per arm after its default, capped so that K designs fit into T
     assert [paper_design_size(k) for k in (1, 2, 6, 7)] == [50, 50, 10, 8]
     assert paper_design_size(2, n_trials=60) == 29 and paper_design_size(8, 8) == 0
-    # the CASH defaults: MaxUCB with alpha 1 and the exploration floor ln t, no random design
-    assert CashSettings().policy_kwargs(6) == {"burn_in": 0, "min_pulls": 1, "floor": 1.0,
+    # the CASH defaults: MaxUCB with alpha 1 and the exploration floor 2 ln t, no random design
+    assert CashSettings().policy_kwargs(6) == {"burn_in": 0, "min_pulls": 1, "floor": 2.0,
                                                "alpha": 1.0}
     assert CashSettings().design_size(6) == 0 == CashSettings(min_pulls="design").design_size(6)
     s = CashSettings(min_pulls="design", design=None)  # the paper's per-arm design
-    assert s.policy_kwargs(6) == {"burn_in": 0, "min_pulls": 11, "floor": 1.0, "alpha": 1.0}
+    assert s.policy_kwargs(6) == {"burn_in": 0, "min_pulls": 11, "floor": 2.0, "alpha": 1.0}
     assert s.policy_kwargs(7, n_trials=40)["min_pulls"] == 5  # 40 // 7 - 1 = 4 after the default
     assert CashSettings(design=3, burn_in="design", floor=0, alpha=0.5).policy_kwargs(4) == {
         "burn_in": 4, "min_pulls": 1, "floor": 0.0, "alpha": 0.5}
     assert CashSettings(policy="UCB").policy_kwargs(2) == {"burn_in": 0, "min_pulls": 1,
-                                                           "floor": 1.0}  # UCB's own alpha
+                                                           "floor": 2.0}  # UCB's own alpha
     assert CashSettings(alpha=2.0).policy_kwargs(3)["alpha"] == 2.0
     assert "alpha" not in CashSettings(policy="RoundRobin").policy_kwargs(3)
     assert CashSettings.from_dict(json.loads(json.dumps(s.to_dict()))) == s
