@@ -470,7 +470,26 @@ class IndexPolicy(abc.ABC):
         return f"{type(self).__name__}({params})"
 
 
-class MaxUCB(IndexPolicy):
+class _AlphaPolicy(IndexPolicy):
+    """An index policy with an exploration parameter ``alpha >= 0`` (paper default 0.5)."""
+
+    def __init__(
+        self,
+        n_arms: int,
+        alpha: float = 0.5,
+        burn_in: int = 0,
+        seed: int | None = None,
+        min_pulls: int = 1,
+        floor: float = 0.0,
+    ) -> None:
+        self.alpha = _check_nonneg_float("alpha", alpha)
+        super().__init__(n_arms, burn_in=burn_in, seed=seed, min_pulls=min_pulls, floor=floor)
+
+    def _params(self) -> dict[str, Any]:
+        return {**super()._params(), "alpha": self.alpha}
+
+
+class MaxUCB(_AlphaPolicy):
     """MaxUCB (Balef, Vernade, Eggensperger: *Put CASH on Bandits*, Alg. 1; burn-in Alg. E.1).
 
     Index ``U_i = max_j r_ij + (alpha * ln(t) / n_i)^2`` on rewards ``r = -loss`` min-max scaled
@@ -482,6 +501,8 @@ class MaxUCB(IndexPolicy):
         alpha: exploration parameter ``alpha >= 0`` (paper default 0.5 for rewards in [0, 1]).
         burn_in: burn-in rounds ``C >= 0`` (Alg. E.1; 0 = plain Alg. 1).
         seed: accepted for a uniform interface; MaxUCB is deterministic.
+        min_pulls, floor: see :class:`IndexPolicy` (defaults: Alg. 1's one pull per arm, no
+            floor; the CASH settings of :mod:`uvp_plugins.bandits.cash_bandit` add a floor).
 
     Example:
         >>> b = MaxUCB(2)
@@ -492,26 +513,11 @@ class MaxUCB(IndexPolicy):
 
     kind: ClassVar[str] = "MaxUCB"
 
-    def __init__(
-        self,
-        n_arms: int,
-        alpha: float = 0.5,
-        burn_in: int = 0,
-        seed: int | None = None,
-        min_pulls: int = 1,
-        floor: float = 0.0,
-    ) -> None:
-        self.alpha = _check_nonneg_float("alpha", alpha)
-        super().__init__(n_arms, burn_in=burn_in, seed=seed, min_pulls=min_pulls, floor=floor)
-
-    def _params(self) -> dict[str, Any]:
-        return {**super()._params(), "alpha": self.alpha}
-
     def _index(self, rewards: np.ndarray, n: int, t: int) -> float:
         return float(rewards.max()) + (self.alpha * math.log(t) / n) ** 2
 
 
-class UCB(IndexPolicy):
+class UCB(_AlphaPolicy):
     """Classic UCB1 (Auer, 2002) on the same scaled rewards: ``mean_i + sqrt(alpha ln t / n_i)``.
 
     The paper's baseline (Table D.5: ``alpha = 0.5``); same initial phase, ties, burn-in and
@@ -520,26 +526,11 @@ class UCB(IndexPolicy):
 
     kind: ClassVar[str] = "UCB"
 
-    def __init__(
-        self,
-        n_arms: int,
-        alpha: float = 0.5,
-        burn_in: int = 0,
-        seed: int | None = None,
-        min_pulls: int = 1,
-        floor: float = 0.0,
-    ) -> None:
-        self.alpha = _check_nonneg_float("alpha", alpha)
-        super().__init__(n_arms, burn_in=burn_in, seed=seed, min_pulls=min_pulls, floor=floor)
-
-    def _params(self) -> dict[str, Any]:
-        return {**super()._params(), "alpha": self.alpha}
-
     def _index(self, rewards: np.ndarray, n: int, t: int) -> float:
         return float(rewards.mean()) + math.sqrt(self.alpha * math.log(t) / n)
 
 
-class QuantileUCB(IndexPolicy):
+class QuantileUCB(_AlphaPolicy):
     """Quantile UCB (Balef et al., 2024; paper Table D.5: ``alpha = 0.5``, ``tau = 0.95``).
 
     Index ``q_tau(r_i) + sqrt(alpha ln t / n_i)`` with the empirical ``tau``-quantile (linear
@@ -558,15 +549,15 @@ class QuantileUCB(IndexPolicy):
         min_pulls: int = 1,
         floor: float = 0.0,
     ) -> None:
-        self.alpha = _check_nonneg_float("alpha", alpha)
         t = _check_nonneg_float("tau", tau)
         if t > 1.0:
             raise ValueError(f"tau must be a float in [0, 1], got {tau!r}")
         self.tau = t
-        super().__init__(n_arms, burn_in=burn_in, seed=seed, min_pulls=min_pulls, floor=floor)
+        super().__init__(n_arms, alpha=alpha, burn_in=burn_in, seed=seed, min_pulls=min_pulls,
+                         floor=floor)
 
     def _params(self) -> dict[str, Any]:
-        return {**super()._params(), "alpha": self.alpha, "tau": self.tau}
+        return {**super()._params(), "tau": self.tau}
 
     def _index(self, rewards: np.ndarray, n: int, t: int) -> float:
         return float(np.quantile(rewards, self.tau)) + math.sqrt(self.alpha * math.log(t) / n)
