@@ -10,11 +10,17 @@ ask/tell, so its ledger stays in control: trial ``n`` is charged with
 ``ctx.evaluate(("optuna", n), config, 1)`` (one HPO iteration), and a run lasts
 ``T = ctx.total_budget`` trials.
 
-* ``optuna-maxucb-cash``: :class:`optuna_ext.MaxUCBCashSampler` with its defaults (MaxUCB with
-  ``alpha = 0.5``, no burn-in, Optuna's ``TPESampler`` with its defaults per model class).
+* ``optuna-maxucb-cash``: :class:`optuna_ext.MaxUCBCashSampler` with its defaults (issue 30:
+  MaxUCB with ``alpha = 1`` and an exploration floor of ``2 ln t`` pulls per class, each class
+  starting with its default configuration - the problem's ``arm_defaults`` as
+  ``class_defaults`` - and univariate TPE per class from there on). Before issue 30 its
+  defaults were Alg. 1 with ``alpha = 0.5`` and Optuna 5's multivariate ``TPESampler`` per class
+  (10 random start-up trials, no default first): the runs of ``docs/results/optuna_cash.md``
+  sections 0-2 were made with that sampler (commit 969d637).
 * ``optuna-maxucb-cash-burnin``: the same with ``burn_in=10`` (Alg. E.1): the first ``10 K``
-  trials go round robin, so each class's TPE has left its 10 random start-up trials before
-  MaxUCB compares the classes.
+  trials go round robin before MaxUCB compares the classes.
+* ``optuna-maxucb-cash-tune-*``: the tuning variants of issue 30 (``TUNING_VARIANTS``;
+  ``docs/results/cash_yahpo6.md``).
 * ``optuna-tpe-cash``: Optuna's ``TPESampler`` with its defaults on the joint conditional space,
   the way Optuna users do CASH.
 
