@@ -136,21 +136,20 @@ def run_optuna_cash(
 
 register_method(
     "optuna-maxucb-cash",
-    "optuna_ext.MaxUCBCashSampler (MaxUCB alpha=0.5 picks the class, TPESampler per class)",
+    "optuna_ext.MaxUCBCashSampler with its defaults (MaxUCB picks the class, TPE per class)",
     requires=("optuna",),
     kind="ours",
     problem_kinds=("cash",),
 )(lambda ctx: run_optuna_cash(ctx, "maxucb"))
 
-#: TPESampler's n_startup_trials: with this burn-in every class's TPE has left its random start
-#: before MaxUCB judges the classes (the Optuna analogue of the SMAC intensifier's
-#: burn_in="initial_design", docs/results/smac_maxucb.md)
+#: the burn-in rounds of optuna-maxucb-cash-burnin: TPESampler's n_startup_trials, the per-class
+#: start-up of the sampler before issue 30 (docs/results/optuna_cash.md, section 0)
 TPE_STARTUP_TRIALS = 10
 
 register_method(
     "optuna-maxucb-cash-burnin",
-    "optuna_ext.MaxUCBCashSampler(burn_in=10): MaxUCB judges the classes after each class's TPE "
-    "start-up (10 round-robin rounds, Alg. E.1)",
+    "optuna_ext.MaxUCBCashSampler(burn_in=10): 10 round-robin rounds whose results the bandit "
+    "does not judge (Alg. E.1), then its defaults",
     requires=("optuna",),
     kind="ours",
     problem_kinds=("cash",),
