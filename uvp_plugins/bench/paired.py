@@ -17,7 +17,7 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -70,6 +70,12 @@ def _count(outcomes: Sequence[int]) -> tuple[int, int, int]:
             sum(1 for o in outcomes if o < 0))
 
 
+def _mean_of_values(scores: Iterable[float]) -> float:
+    """Mean of the runs that have a value at this fraction; NaN (no warning) if none has."""
+    values = [float(v) for v in scores if math.isfinite(v)]
+    return float(np.mean(values)) if values else math.nan
+
+
 def paired_rows(
     runs: Sequence[Run], method: str, baseline: str, fractions: Sequence[float]
 ) -> list[PairedRow]:
@@ -84,7 +90,7 @@ def paired_rows(
             if method not in ms or baseline not in ms:
                 continue
             ours, theirs = ms[method], ms[baseline]
-            a, b = float(np.nanmean(ours)), float(np.nanmean(theirs))
+            a, b = _mean_of_values(ours), _mean_of_values(theirs)
             task_out.append(compare(a, b, direction))
             if math.isfinite(a) and math.isfinite(b):
                 diffs.append(sign * (a - b))
