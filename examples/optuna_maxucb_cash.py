@@ -4,8 +4,10 @@ The objective is the one Optuna users write for CASH: ``trial.suggest_categorica
 picks one of five model classes (SVC, random forest, k-NN, logistic regression, Gaussian naive
 Bayes), then that class's hyperparameters are suggested. ``MaxUCBCashSampler`` lets MaxUCB
 (Balef et al., *Put CASH on Bandits*, Alg. 1) choose the model class of every trial, while each
-class runs its own ``TPESampler`` on its own trials. The study is on a Journal file, run with
-``n_jobs=2``: the bandit's state is the storage, so workers and later runs continue it.
+class runs its own ``TPESampler`` on its own trials, starting from the class's default
+configuration (``CLASS_DEFAULTS``: scikit-learn's defaults where they lie in the ranges; the
+centre of a range otherwise). The study is on a Journal file, run with ``n_jobs=2``: the
+bandit's state is the storage, so workers and later runs continue it.
 
 Run:  python examples/optuna_maxucb_cash.py [--n-trials 40] [--seed 0]
       UVP_EXAMPLES_QUICK=1 python examples/optuna_maxucb_cash.py   (CI: 12 trials by default)
@@ -42,6 +44,9 @@ X_train, X_valid, y_train, y_valid = train_test_split(X, y, test_size=0.3, strat
 scaler = StandardScaler().fit(X_train)
 X_train, X_valid = scaler.transform(X_train), scaler.transform(X_valid)
 MODELS = ["svc", "random_forest", "knn", "logreg", "naive_bayes"]
+#: each class's first trial (Alg. 1 line 3): scikit-learn's defaults where the ranges hold them
+CLASS_DEFAULTS = {"svc": {"svc:C": 1.0}, "knn": {"knn:n_neighbors": 5, "knn:weights": "uniform"},
+                  "logreg": {"logreg:C": 1.0}}
 
 
 def objective(trial: optuna.Trial) -> float:
@@ -81,13 +86,13 @@ def main() -> None:
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     with tempfile.TemporaryDirectory() as tmp:
         storage = JournalStorage(JournalFileBackend(os.path.join(tmp, "cash.log")))
-        sampler = MaxUCBCashSampler("model", seed=args.seed)
+        sampler = MaxUCBCashSampler("model", class_defaults=CLASS_DEFAULTS, seed=args.seed)
         study = optuna.create_study(study_name="cash", storage=storage, sampler=sampler)
         t0 = time.perf_counter()
         half = args.n_trials // 2
         study.optimize(objective, n_trials=half, n_jobs=2)
         # a later run (another process would do the same): the bandit continues from the storage
-        sampler = MaxUCBCashSampler("model", seed=args.seed)
+        sampler = MaxUCBCashSampler("model", class_defaults=CLASS_DEFAULTS, seed=args.seed)
         study = optuna.load_study(study_name="cash", storage=storage, sampler=sampler)
         study.optimize(objective, n_trials=args.n_trials - half, n_jobs=2)
         print(f"{len(study.trials)} trials in {time.perf_counter() - t0:.1f} s")

@@ -4,10 +4,11 @@ Five model classes (SVC, random forest, k-NN, logistic regression, Gaussian naiv
 CASH ConfigSpace: a top-level categorical ``algorithm`` with each model's hyperparameters
 conditioned on it. ``MaxUCBIntensifier`` splits it into one subspace per model class; every
 iteration MaxUCB (Balef et al., *Put CASH on Bandits*, Alg. 1) picks the model class and that
-class's own SMAC HPO (random forest surrogate + EI on its subspace) proposes the configuration.
+class's own SMAC HPO (random forest surrogate + EI on its subspace) proposes the configuration,
+each class starting from its default configuration (the hyperparameters' ``default``).
 Everything else is the SMAC facade a user already calls.
 
-Run:  python examples/smac_maxucb_cash.py [--n-trials 40] [--seed 0]
+Run:  python examples/smac_maxucb_cash.py [--n-trials 40] [--seed 0] [--alpha A]
       UVP_EXAMPLES_QUICK=1 python examples/smac_maxucb_cash.py   (CI: 12 trials by default)
 """
 
@@ -102,7 +103,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n-trials", type=int, default=12 if QUICK else 40)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--alpha", type=float, default=0.5)
+    parser.add_argument("--alpha", type=float, default=None,
+                        help="MaxUCB's exploration parameter (default: the intensifier's, 1)")
     parser.add_argument("--output-dir", type=Path, default=None,
                         help="SMAC output directory (default: a temporary directory)")
     args = parser.parse_args()

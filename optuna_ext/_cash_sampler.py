@@ -14,7 +14,6 @@ parameters, values, states and system attributes), never from state held in the 
 from __future__ import annotations
 
 import copy
-import datetime
 import logging
 import math
 import threading
@@ -24,15 +23,21 @@ from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from optuna.distributions import BaseDistribution, CategoricalDistribution
+from optuna.distributions import (
+    BaseDistribution,
+    CategoricalDistribution,
+    FloatDistribution,
+    IntDistribution,
+)
 from optuna.samplers import BaseSampler, TPESampler
 from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
 from optuna_ext._claims import CLAIMED, WON, Proposal, claim
 from optuna_ext._sampler import _stable_seed, base_seed
-from uvp_plugins.bandits import POLICIES, CashBandit
-from uvp_plugins.validation import check_choice, check_float, check_int, check_seed
+from uvp_plugins.bandits import CASH_DESIGN, CASH_FLOOR, CashBandit, CashSettings, PullRecord
+from uvp_plugins.space import range_centre
+from uvp_plugins.validation import check_seed
 
 if TYPE_CHECKING:
     from optuna.storages import BaseStorage
@@ -176,10 +181,15 @@ class _Lane:
     relative: bool = True
     space: dict[str, BaseDistribution] | None = None
     params: dict[str, Any] = field(default_factory=dict)
+    #: the class's default configuration when this trial is its first (else None): every
+    #: parameter takes its default, the sampler is not asked
+    defaults: Mapping[str, Any] | None = None
 
     def sample(
         self, trial: FrozenTrial, name: str, dist: BaseDistribution, exclude: Iterable[str]
     ) -> Any:
+        if self.defaults is not None:
+            return _default_value(name, dist, self.defaults)
         if self.space is None and not self.relative:
             self.space = {}
         if self.space is None:
@@ -196,6 +206,28 @@ class _Lane:
             except ValueError:
                 pass
         return self.sampler.sample_independent(self.study, trial, name, dist)
+
+
+def _default_value(name: str, dist: BaseDistribution, given: Mapping[str, Any]) -> Any:
+    """A parameter's value in its class's default configuration: the value ``given`` for it,
+    else the centre of its distribution (:func:`uvp_plugins.space.range_centre`, ConfigSpace's
+    rule for a hyperparameter without a default; a categorical's first choice)."""
+    if name in given:
+        value = given[name]
+        try:
+            ok = dist._contains(dist.to_internal_repr(value))
+        except (ValueError, TypeError):
+            ok = False
+        if not ok:
+            raise ValueError(f"class_defaults gives {name}={value!r}, which is not a value of its "
+                             f"distribution {dist!r}")
+        return value
+    if isinstance(dist, CategoricalDistribution):
+        return dist.choices[0]
+    if isinstance(dist, (FloatDistribution, IntDistribution)):
+        return range_centre(dist.low, dist.high, log=dist.log,
+                            integer=isinstance(dist, IntDistribution), step=dist.step)
+    raise TypeError(f"parameter {name!r}: no default value for a {type(dist).__name__}")
 
 
 @dataclass
@@ -228,25 +260,58 @@ class MaxUCBCashSampler(BaseSampler):
     one pull per class first (round robin in choice order), then the class with the largest
     ``max_j r_ij + (alpha ln t / n_i)^2`` on rewards ``r = -loss`` min-max scaled to
     ``(0.01, 0.99)`` over every credited trial of every class, ``t`` = credited trials + running
-    pulls + 1, ties to the first choice (:mod:`uvp_plugins.bandits.policies`). ``burn_in=C``
-    makes the first ``C K`` pulls round robin with their results not credited (Alg. E.1).
+    pulls + 1, ties to the first choice (:mod:`uvp_plugins.bandits.policies`); a class with
+    fewer than ``floor * ln t`` pulls is chosen first (the exploration floor). ``burn_in=C``
+    makes the first ``C K`` pulls round robin with their results not credited (Alg. E.1);
+    ``min_pulls=m`` observes every class's first ``m`` results before the index decides.
     A value the objective did not get from this sampler (``enqueue_trial``, a retried trial) is
-    that trial's class all the same.
+    that trial's class all the same. The choices must be distinct as Optuna stores them
+    (``1``, ``True`` and ``1.0`` are one value to Optuna): equal-valued choices are refused.
+
+    **Defaults, and why** (chosen on declared tuning tasks of the paper's six-class YAHPO
+    benchmark, ``docs/results/cash_yahpo6.md``; every rule lives in
+    :class:`uvp_plugins.bandits.CashSettings`):
+
+    * *Each class starts with its default configuration* (Alg. 1, line 3: "evaluating default
+      configuration"; App. D): its first trial takes the values ``class_defaults`` gives for
+      it, every other parameter the centre of its distribution (the middle of the range, on
+      the log scale if ``log``; a categorical's first choice: ConfigSpace's default, so the
+      SMAC intensifier's classes start from the same configuration). Library defaults are often
+      near the best; ``default_first=False`` lets the class's sampler choose the first trial.
+    * ``alpha = 1`` and an exploration floor of ``2 ln t`` pulls. Rewards are min-max scaled
+      over all classes, so a class whose first results were the worst seen has a scaled maximum
+      near 0 and comes back only when its bonus alone beats the leader: ``alpha ln t > n``.
+      With the paper's ``alpha = 0.5`` and three pulls that is ``t > 403``: three unlucky draws
+      locked a class out of a 200-trial study (issue 30, a YAHPO task where xgboost got 3 of 200
+      trials and ended 0.19 above what joint TPE found; the paper's sensitivity study also finds
+      larger alpha better at T = 200 on YAHPO, Table D.6). The floor keeps pulling every class
+      until it has ``2 ln t`` trials (about 11 by ``t = 200``) whatever its rewards, so a class
+      whose HPO starts in a bad region (xgboost's default booster on that task) has trials
+      enough for its own model to leave it (with ``ln t`` it still did not in 3 of 10 seeds).
+    * *Each class's sampler* is Optuna's univariate TPE (``multivariate=False``), the model one
+      joint ``TPESampler`` applies to each class's parameters, so on a class's parameters it is
+      at least as strong as the joint sampler while seeing only that class's trials; it models
+      from the class's default on (``design=0``: ``n_startup_trials = 1``): random start-up
+      configurations per class cost a sixth of the budget each on six classes before any model
+      is used, and were the costliest choice on the tuning tasks (Optuna 5's multivariate TPE,
+      the earlier default, was weaker still).
 
     **Each class's sampler.** Every parameter the objective suggests after the selector is
     sampled by the class's own sampler on a view of the study that holds only that class's
     trials (its ``get_trials``, ``best_trial`` and the search-space helpers see nothing else),
     with Optuna's relative sampling done once per trial at the class's first parameter, as
-    Optuna does for a study's sampler. Default: :class:`~optuna.samplers.TPESampler` with
-    Optuna's defaults, one per class, seeded from ``(seed, class, trial number)`` so that a
-    restarted or parallel run samples what an uninterrupted one would from the same trials.
-    ``class_samplers`` replaces it: a mapping ``{class value: sampler}`` (classes left out get
-    the default) or a factory ``f(class value) -> sampler`` (called once per class and study in
-    each process). Parameters suggested *before* the selector (shared by all classes) are
-    sampled by ``shared_sampler`` (default: TPE with Optuna's defaults, seeded like the
-    classes') on the whole study, each on its own (``sample_independent``); in a study that never
-    suggests a categorical, ``shared_sampler`` samples every parameter, relative sampling
-    included (the sampler then behaves like TPE).
+    Optuna does for a study's sampler. Default: ``TPESampler(multivariate=False,
+    n_startup_trials=1 + design)``, one per class and trial, seeded from ``(seed, class, index
+    of the trial in its class)``, so a class's HPO proposes the same whatever the other classes
+    did in between, and a restarted or parallel run samples what an uninterrupted one would
+    from the same trials. ``class_samplers`` replaces it: a mapping ``{class value: sampler}``
+    (classes left out get the default) or a factory ``f(class value) -> sampler`` (called once
+    per class and study in each process); the class's first trial is its default configuration
+    all the same. Parameters suggested *before* the selector (shared by all classes) are
+    sampled by ``shared_sampler`` (default: TPE with Optuna's defaults, seeded from ``(seed,
+    trial number)``) on the whole study, each on its own (``sample_independent``); in a study
+    that never suggests a categorical, ``shared_sampler`` samples every parameter, relative
+    sampling included (the sampler then behaves like TPE).
 
     **Losses.** The bandit minimises a loss: the trial's value for ``direction="minimize"``, its
     negative for ``"maximize"``. Only a COMPLETE trial with a finite value is credited to its
@@ -306,24 +371,47 @@ class MaxUCBCashSampler(BaseSampler):
     Args:
         selector: name of the categorical parameter that selects the model class, or ``None``
             to use the first categorical parameter the sampler is asked to sample.
-        alpha: exploration parameter ``alpha >= 0`` of MaxUCB (paper default 0.5).
-        burn_in: burn-in rounds ``C >= 0`` (Alg. E.1; 0 = plain Alg. 1).
+        alpha: exploration parameter ``alpha >= 0`` of MaxUCB (``None``: the CASH default, 1;
+            the paper's is 0.5) or of ``"UCB"`` / ``"QuantileUCB"`` (``None``: their 0.5).
+        burn_in: burn-in rounds ``C >= 0`` (Alg. E.1; 0 = plain Alg. 1), or ``"design"``
+            (``1 + design``).
+        min_pulls: each class's first results observed before the index decides (``>= 1``, or
+            ``"design"``: ``1 + design``).
+        floor: exploration floor ``c >= 0``: a class below ``c ln t`` pulls is chosen first
+            (default 2; 0: none, as in Alg. 1).
+        design: random configurations each class's default TPE draws after the class's
+            default before it models (``n_startup_trials - 1``; default 0); ``None``: the
+            paper's ``50 / (K - 1)`` (App. D).
+        class_defaults: ``{class value: {parameter name: value}}``, each class's default
+            configuration (its first trial); parameters left out take the centre of their
+            distribution.
+        default_first: evaluate each class's default configuration first (Alg. 1, line 3).
         class_samplers: the sampler of each model class: a mapping ``{class value: sampler}`` or
-            a factory ``f(class value) -> sampler``; ``None``: TPE per class.
+            a factory ``f(class value) -> sampler``; ``None``: univariate TPE per class.
         shared_sampler: the sampler of parameters suggested before the selector (``None``: TPE).
         policy: the bandit policy of :mod:`uvp_plugins.bandits` (``"MaxUCB"``; ``"UCB"``,
             ``"QuantileUCB"``, ``"RoundRobin"`` are the paper's baselines).
         max_consecutive_crashes: no longer choose a class after this many failed or pruned
             trials in a row (an int ``>= 1``; ``None``: never).
         seed: seed of the default samplers (an int ``>= 0``; ``None``: drawn at random).
+
+    Raises:
+        ValueError / TypeError: a setting outside its range (named, with the accepted range, at
+            construction); at the selector's first suggestion, choices that Optuna stores as
+            equal, or a key of ``class_samplers`` / ``class_defaults`` that is not a choice.
     """
 
     def __init__(
         self,
         selector: str | None = None,
         *,
-        alpha: float = 0.5,
-        burn_in: int = 0,
+        alpha: float | None = None,
+        burn_in: int | str = 0,
+        min_pulls: int | str = 1,
+        floor: float = CASH_FLOOR,
+        design: int | None = CASH_DESIGN,
+        class_defaults: Mapping[Any, Mapping[str, Any]] | None = None,
+        default_first: bool = True,
         class_samplers: ClassSamplers | None = None,
         shared_sampler: BaseSampler | None = None,
         policy: str = "MaxUCB",
@@ -334,20 +422,15 @@ class MaxUCBCashSampler(BaseSampler):
             raise TypeError(f"selector must be a non-empty str (the name of the categorical "
                             f"parameter that selects the model class) or None, got {selector!r}")
         self._selector = selector
-        self._alpha = check_float("alpha", alpha, low=0.0)
-        self._burn_in = check_int("burn_in", burn_in, low=0)
-        self._policy = check_choice("policy", policy, tuple(POLICIES))
-        self._policy_kwargs: dict[str, Any] = {"burn_in": self._burn_in}
-        if self._policy != "RoundRobin":
-            self._policy_kwargs["alpha"] = self._alpha
-        elif self._alpha != 0.5:
-            raise ValueError(f"alpha is not a parameter of policy {self._policy!r} (it has no "
-                             "exploration term); leave alpha at its default")
-        if max_consecutive_crashes is not None:
-            max_consecutive_crashes = check_int(
-                "max_consecutive_crashes", max_consecutive_crashes, low=1
-            )
-        self._max_consecutive_crashes = max_consecutive_crashes
+        # every rule of the bandit (which policies take alpha, burn-in, design sizes) is the
+        # core's: the settings validate themselves with its messages
+        self._settings = CashSettings(policy=policy, alpha=alpha, burn_in=burn_in,
+                                      min_pulls=min_pulls, floor=floor, design=design,
+                                      max_consecutive_crashes=max_consecutive_crashes)
+        if not isinstance(default_first, bool):
+            raise TypeError(f"default_first must be a bool, got {default_first!r}")
+        self._default_first = default_first
+        self._class_defaults = self._check_class_defaults(class_defaults)
         self._class_samplers = self._check_class_samplers(class_samplers)
         if shared_sampler is not None and not isinstance(shared_sampler, BaseSampler):
             raise TypeError("shared_sampler must be an optuna.samplers.BaseSampler or None, got "
@@ -358,6 +441,21 @@ class MaxUCBCashSampler(BaseSampler):
         self._init_process_state()
 
     # ------------------------------------------------------------------ plumbing
+    @staticmethod
+    def _check_class_defaults(class_defaults: Any) -> dict[Any, dict[str, Any]]:
+        if class_defaults is None:
+            return {}
+        if not isinstance(class_defaults, Mapping):
+            raise TypeError("class_defaults must be a mapping {class value: {parameter name: "
+                            f"value}} or None, got {type(class_defaults).__name__}")
+        out = {}
+        for key, params in class_defaults.items():
+            if not isinstance(params, Mapping) or not all(isinstance(n, str) for n in params):
+                raise TypeError(f"class_defaults[{key!r}] must be a mapping {{parameter name: "
+                                f"value}}, got {params!r}")
+            out[key] = dict(params)
+        return out
+
     @staticmethod
     def _check_class_samplers(class_samplers: Any) -> ClassSamplers | None:
         if class_samplers is None:
@@ -467,10 +565,6 @@ class MaxUCBCashSampler(BaseSampler):
         return name
 
     # ------------------------------------------------------------------ the bandit
-    def _new_bandit(self, n_arms: int) -> CashBandit:
-        return CashBandit(n_arms, self._policy, max_consecutive_crashes=self._max_consecutive_crashes,
-                          **self._policy_kwargs)
-
     def _rebuild(
         self,
         trials: Iterable[FrozenTrial],
@@ -479,18 +573,13 @@ class MaxUCBCashSampler(BaseSampler):
         minimize: bool,
         skip_trial_id: int | None = None,
     ) -> CashBandit:
-        """The bandit as the storage says: every trial with a class is a pull of it.
-
-        Finished burn-in pulls are replayed first (each registered at its slot, then told or
-        failed: its result is discarded, Alg. E.1), then the other finished trials, each group in
-        the order the trials finished (the crash rule counts failures in a row), then the running
-        trials as pending pulls; a class with a COMPLETE trial that suggested nothing but the
-        selector is retired as exhausted.
-        """
-        bandit = self._new_bandit(len(dist.choices))
-        finished: list[tuple[bool, datetime.datetime, int, int, int | None, float | None]] = []
-        running: list[tuple[int, int | None]] = []
-        exhausted: set[int] = set()
+        """The bandit as the storage says: every trial with a class is a pull of it, translated
+        into a :class:`~uvp_plugins.bandits.PullRecord` (its state, loss, finish time, burn-in
+        slot, and whether it was a COMPLETE trial that suggested nothing but the selector: an
+        exhausted class) and replayed by :meth:`CashBandit.rebuild
+        <uvp_plugins.bandits.CashBandit.rebuild>` in the core's one order."""
+        records: list[PullRecord] = []
+        burn_in = self._settings.policy_kwargs(len(dist.choices))["burn_in"]
         for t in trials:
             if t._trial_id == skip_trial_id:
                 continue
@@ -503,28 +592,20 @@ class MaxUCBCashSampler(BaseSampler):
                     f"selector's choices {list(dist.choices)}; the model classes of a study "
                     "are fixed (start a new study to change them)"
                 ) from None
-            if arm is None:
+            if arm is None or not (t.state == TrialState.RUNNING or t.state.is_finished()):
                 continue
-            slot = _burn_in_slot(t, arm) if self._burn_in else None
+            slot = _burn_in_slot(t, arm) if burn_in else None
             if t.state == TrialState.RUNNING:
-                running.append((arm, slot))
-            elif t.state.is_finished():
-                done = t.datetime_complete or datetime.datetime.min
-                finished.append((slot is None, done, t.number, arm, slot, _loss(t, minimize)))
-                if t.state == TrialState.COMPLETE and list(t.params) == [selector]:
-                    exhausted.add(arm)
-        for _after_burn_in, _done, _number, arm, slot, loss in sorted(finished, key=lambda f: f[:3]):
-            if slot is not None:
-                bandit.add_pending(arm, burn_in_slot=slot)
-            if loss is None:
-                bandit.fail(arm)
-            else:
-                bandit.tell(arm, loss)
-        for arm, slot in running:
-            bandit.add_pending(arm, burn_in_slot=slot)
-        for arm in sorted(exhausted):
-            bandit.retire(arm, "exhausted")
-        return bandit
+                records.append(PullRecord(arm, "running", number=t.number, burn_in_slot=slot))
+                continue
+            loss = _loss(t, minimize)
+            done = t.datetime_complete.timestamp() if t.datetime_complete is not None else None
+            records.append(PullRecord(
+                arm, "failed" if loss is None else "complete", loss=loss, finished=done,
+                number=t.number, burn_in_slot=slot,
+                exhausted=t.state == TrialState.COMPLETE and list(t.params) == [selector],
+            ))
+        return CashBandit.rebuild(len(dist.choices), records, self._settings)
 
     def _choose_arm(
         self, study: Study, trial: FrozenTrial, selector: str, dist: CategoricalDistribution
@@ -558,7 +639,7 @@ class MaxUCBCashSampler(BaseSampler):
         return TPESampler(seed=_stable_seed(self._base_seed, trial.number, repr(lane)))
 
     def _class_sampler(
-        self, study: Study, trial: FrozenTrial, arm: int, value: Any
+        self, study: Study, trial: FrozenTrial, arm: int, value: Any, index: int, n_classes: int
     ) -> BaseSampler:
         given = self._class_samplers
         if isinstance(given, Mapping):
@@ -576,7 +657,15 @@ class MaxUCBCashSampler(BaseSampler):
                                         f"samplers.BaseSampler, got {type(built).__name__}")
                     memo[("factory", arm)] = built
             return built  # type: ignore[no-any-return]
-        return self._default_sampler(trial, ("class", arm))
+        return self._default_class_sampler(arm, index, n_classes)
+
+    def _default_class_sampler(self, arm: int, index: int, n_classes: int) -> BaseSampler:
+        """A class's default sampler for its ``index``-th trial (class docstring, *Each class's
+        sampler*): univariate TPE that starts modelling after the class's default and ``design``
+        random configurations, seeded from ``(seed, class, index)``."""
+        design = self._settings.design_size(n_classes)
+        return TPESampler(seed=_stable_seed(self._base_seed, "class", arm, index),
+                          multivariate=False, n_startup_trials=1 + design)
 
     @staticmethod
     def _same_choice(a: Any, b: Any) -> bool:
@@ -585,21 +674,43 @@ class MaxUCBCashSampler(BaseSampler):
         )
 
     def _check_class_keys(self, selector: str, dist: CategoricalDistribution) -> None:
-        if not isinstance(self._class_samplers, Mapping):
-            return
-        for key in self._class_samplers:
-            if not any(self._same_choice(key, c) for c in dist.choices):
+        """The selector's choices are distinct as Optuna stores them, and every key of
+        ``class_samplers`` / ``class_defaults`` is one of them.
+
+        Optuna stores a categorical value as its index ``choices.index(value)``, found with
+        ``==``: of choices that compare equal (``1``, ``True`` and ``1.0``; ``0``, ``False`` and
+        ``0.0``) it stores every one as the first, so a trial of the later class would come
+        back from the storage as a trial of the earlier one, and its result would be credited
+        to the wrong class (or, for the chosen class, never): refused, naming them.
+        """
+        choices = list(dist.choices)
+        for j, later in enumerate(choices):
+            first = int(dist.to_internal_repr(later))
+            if first != j:
                 raise ValueError(
-                    f"class_samplers has the key {key!r}, which is not a choice of the selector "
-                    f"{selector!r}; its choices are {list(dist.choices)}"
+                    f"the selector {selector!r} has the choices {choices[first]!r} (position "
+                    f"{first}) and {later!r} (position {j}), which Optuna stores as the same value "
+                    "(its CategoricalDistribution finds a value's index with ==, and "
+                    f"{choices[first]!r} == {later!r}): a trial of {later!r} would be read back as "
+                    f"one of {choices[first]!r}. Give the model classes distinct values, e.g. "
+                    "strings"
                 )
+        given: list[tuple[str, Iterable[Any]]] = [("class_defaults", self._class_defaults)]
+        if isinstance(self._class_samplers, Mapping):
+            given.append(("class_samplers", self._class_samplers))
+        for what, keys in given:
+            for key in keys:
+                if not any(self._same_choice(key, c) for c in choices):
+                    raise ValueError(
+                        f"{what} has the key {key!r}, which is not a choice of the selector "
+                        f"{selector!r}; its choices are {choices}"
+                    )
 
     def _class_lane(self, study: Study, trial: FrozenTrial, ctx: _TrialContext) -> _Lane:
         assert ctx.arm is not None and ctx.selector is not None and ctx.dist is not None
         lane = ctx.lanes.get(("class", ctx.arm))
         if lane is None:
             arm, selector, dist = ctx.arm, ctx.selector, ctx.dist
-            sampler = self._class_sampler(study, trial, arm, dist.choices[arm])
 
             def belongs(t: FrozenTrial) -> bool:
                 try:
@@ -607,10 +718,24 @@ class MaxUCBCashSampler(BaseSampler):
                 except ValueError:
                     return False
 
+            # the trial's place in its class: how many trials of the class came before it
+            earlier = [t for t in study._storage.get_all_trials(study._study_id, deepcopy=False)
+                       if t.number < trial.number and belongs(t)]
+            index = len(earlier)
+            value = dist.choices[arm]
+            sampler = self._class_sampler(study, trial, arm, value, index, len(dist.choices))
             lane = _Lane(sampler, _ClassStudy(study, sampler, belongs))
+            if self._default_first and index == 0:
+                lane.defaults = self._defaults_of(value)
             sampler.before_trial(lane.study, trial)
             ctx.lanes[("class", arm)] = lane
         return lane
+
+    def _defaults_of(self, value: Any) -> dict[str, Any]:
+        for key, params in self._class_defaults.items():
+            if self._same_choice(key, value):
+                return params
+        return {}
 
     def _shared_lane(
         self, study: Study, trial: FrozenTrial, ctx: _TrialContext, cash: bool

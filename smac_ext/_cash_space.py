@@ -304,6 +304,7 @@ def cash_configspace(
     seed: int | None = None,
     separator: str = ":",
     prefix: bool = True,
+    defaults: Mapping[Any, Mapping[str, Any]] | None = None,
 ) -> ConfigurationSpace:
     """A ConfigSpace CASH space from per-arm :class:`uvp_plugins.space.SearchSpace` objects.
 
@@ -321,12 +322,23 @@ def cash_configspace(
         seed: seed of the returned ConfigSpace.
         separator: between arm value and parameter name.
         prefix: prefix parameter names with the arm value (else names must be unique).
+        defaults: optional ``{arm value: {parameter name: default value}}`` (names as in the
+            arm's ``SearchSpace``): the hyperparameters' default values, so that an arm
+            subspace's ``get_default_configuration()`` is the class's default configuration (the
+            configuration the paper's protocol evaluates first, App. D); parameters left out keep
+            ConfigSpace's default (the middle of the range, the first choice).
 
     Raises:
         ValueError: ``arms`` is not exactly the keys of ``arm_spaces``; with ``prefix=False``, a
-            parameter name used by two arms or equal to the selector.
+            parameter name used by two arms or equal to the selector; a default for an arm or a
+            parameter that does not exist, or outside its parameter's range.
     """
     order = list(arm_spaces) if arms is None else list(arms)
+    defaults = {} if defaults is None else dict(defaults)
+    unknown_arms = [a for a in defaults if a not in arm_spaces]
+    if unknown_arms:
+        raise ValueError(f"defaults has arms {unknown_arms} that are not keys of arm_spaces "
+                         f"{list(arm_spaces)}")
     if not order:
         raise ValueError("arm_spaces must hold at least one arm")
     missing = [a for a in order if a not in arm_spaces]
@@ -344,13 +356,18 @@ def cash_configspace(
         space = arm_spaces[arm]
         if not isinstance(space, SearchSpace):
             raise TypeError(f"arm_spaces[{arm!r}] must be a SearchSpace, got {type(space).__name__}")
+        arm_defaults = dict(defaults.get(arm) or {})
+        unknown = sorted(set(arm_defaults) - set(space.names))
+        if unknown:
+            raise ValueError(f"defaults[{arm!r}] names {unknown}, which are not parameters of "
+                             f"arm {arm!r}; its parameters: {space.names}")
         for p in space.params:
             name = f"{arm}{separator}{p.name}" if prefix else p.name
             if name in seen:
                 raise ValueError(f"parameter name {name!r} of arm {arm!r} is already used by "
                                  f"{seen[name]}; use prefix=True")
             seen[name] = f"arm {arm!r}"
-            h = hyperparameter_from_param(p, name)
+            h = hyperparameter_from_param(p, name, arm_defaults.get(p.name))
             items += [h, EqualsCondition(h, sel, arm)]
     cs.add(items)
     return cs

@@ -13,7 +13,7 @@ How it plugs into SMAC. :class:`MaxUCBIntensifier` is an ``AbstractIntensifier``
 facade the user already calls::
 
     smac = HyperparameterOptimizationFacade(scenario, train,
-                                            intensifier=MaxUCBIntensifier(scenario, alpha=0.5))
+                                            intensifier=MaxUCBIntensifier(scenario))
     incumbent = smac.optimize()           # or smac.ask() / smac.tell(info, value)
 
 * The scenario's ConfigSpace is a CASH space: its top-level categorical (detected, or named by
@@ -34,9 +34,22 @@ facade the user already calls::
   ``max_new_config_tries``, ``min_trials`` and the callbacks (whose
   ``on_next_configurations_*`` hooks then see arm-subspace configurations).
 * The arm's initial design evaluates the arm's default configuration first (Alg. 1, line 3:
-  "evaluating default configuration"), then ``n_initial`` Sobol configurations (default:
-  ``floor(n_trials / (4 K)) - 1``, at least 0: a quarter of the trials spread over the arms,
-  like the paper's per-arm initial designs, App. D), then model-based proposals.
+  "evaluating default configuration"; the subspace's default, i.e. the hyperparameters'
+  ``default_value``), then ``n_initial`` Sobol configurations (default 0: the arm's model-based
+  proposals start right after its default; the paper's App. D uses ``50 / (K - 1)``,
+  :func:`uvp_plugins.bandits.paper_design_size`), then model-based proposals.
+* The bandit's defaults (:class:`uvp_plugins.bandits.CashSettings`, shared with the Optuna
+  adapter) were chosen on declared tuning tasks of the paper's six-class YAHPO benchmark
+  (``docs/results/cash_yahpo6.md``): MaxUCB with ``alpha = 1`` and an exploration floor of
+  ``2 ln t`` pulls per arm. Rewards are min-max scaled over all arms, so an arm whose first
+  results were the worst seen comes back only when its bonus alone beats the leader,
+  ``alpha ln t > n``: with the paper's ``alpha = 0.5`` three unlucky configurations kept an arm
+  out of a 200-trial run (``t > 403``; the paper's Table D.6 also finds larger alpha better at
+  T = 200 on YaHPOGym). The floor keeps pulling every arm until it has ``2 ln t`` results
+  (about 11 by ``t = 200``) whatever its rewards, so an arm whose HPO starts in a bad region
+  gets results enough for its own model to leave it. Random per-arm designs were the costliest choice
+  on the tuning tasks (six designs of 11 configurations are a third of 200 trials): each arm
+  models from its default on.
 * ``__iter__`` asks the bandit for an arm, asks that arm's selector for a configuration, maps it
   into the joint space (a ``Configuration`` of ``scenario.configspace`` with the selector set)
   and yields a ``TrialInfo`` with one seed (the scenario's first seed; every configuration is
@@ -93,7 +106,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal
 
@@ -120,17 +132,13 @@ from smac.scenario import Scenario
 
 from smac_ext._atomic import AtomicSaveMixin, repair_output_directory
 from smac_ext._cash_space import CashSpace, split_cash_space
-from uvp_plugins.bandits import POLICIES, CashBandit, IndexPolicy
+from uvp_plugins.bandits import CASH_DESIGN, CASH_FLOOR, CashBandit, CashSettings, IndexPolicy
 
 __all__ = ["MaxUCBIntensifier"]
 
 logger = logging.getLogger(__name__)
 
 Factory = Callable[[Scenario], Any]
-
-#: policies of :mod:`uvp_plugins.bandits` that take an exploration parameter ``alpha``
-_ALPHA_POLICIES = ("MaxUCB", "UCB", "QuantileUCB")
-
 
 def _finite(cost: Any) -> bool:
     """True for a finite scalar cost."""
@@ -181,17 +189,24 @@ class MaxUCBIntensifier(AtomicSaveMixin, AbstractIntensifier):
 
     Args:
         scenario: the SMAC scenario; ``scenario.configspace`` must be a CASH space.
-        alpha: exploration parameter ``alpha >= 0`` of MaxUCB (paper default 0.5).
-        burn_in: burn-in rounds ``C >= 0`` (Alg. E.1; 0 = Alg. 1), or ``"initial_design"``:
-            ``C = 1 + n_initial``, the size of every arm's initial design (its default plus the
-            Sobol configurations), so the bandit judges arms only on their model-based
-            proposals (measured on YAHPO in ``docs/results/smac_maxucb.md``; needs the built-in
-            initial design, not ``initial_design_factory``).
+        alpha: exploration parameter ``alpha >= 0`` of MaxUCB (``None``: the CASH default 1;
+            the paper's is 0.5) or of ``"UCB"`` / ``"QuantileUCB"`` (``None``: their 0.5).
+        burn_in: burn-in rounds ``C >= 0`` (Alg. E.1; 0 = Alg. 1), or ``"design"`` (also
+            ``"initial_design"``, its earlier name): ``C = 1 + n_initial``, the size of every
+            arm's initial design (its default plus the Sobol configurations), so the bandit
+            judges arms only on their model-based proposals (measured on YAHPO in
+            ``docs/results/smac_maxucb.md``; needs the built-in initial design, not
+            ``initial_design_factory``).
         selector: name of the top-level categorical (detected if ``None``).
         policy: the bandit policy of :mod:`uvp_plugins.bandits` (``"MaxUCB"``; ``"UCB"``,
             ``"QuantileUCB"``, ``"RoundRobin"`` are the paper's baselines on the same per-arm HPO).
         n_initial: Sobol configurations in each arm's initial design after its default
-            configuration (``None``: ``max(0, floor(n_trials / (4 K)) - 1)``).
+            configuration (``None``: 0, :data:`uvp_plugins.bandits.CASH_DESIGN`; before issue
+            30 the default was ``floor(n_trials / (4 K)) - 1``).
+        min_pulls: each arm's first results observed before the index decides (``>= 1``, or
+            ``"design"``: ``1 + n_initial``).
+        floor: exploration floor ``c >= 0``: an arm below ``c ln t`` pulls is pulled first
+            (default 2; 0: none, as in Alg. 1).
         max_consecutive_crashes: drop an arm after this many uncredited results in a row
             (``None``: never).
         facade: facade class whose ``get_*`` methods build the per-arm components by default.
@@ -209,7 +224,7 @@ class MaxUCBIntensifier(AtomicSaveMixin, AbstractIntensifier):
 
     Example:
         >>> from smac import HyperparameterOptimizationFacade, Scenario
-        >>> intensifier = MaxUCBIntensifier(scenario, alpha=0.5)        # doctest: +SKIP
+        >>> intensifier = MaxUCBIntensifier(scenario)                   # doctest: +SKIP
         >>> smac = HyperparameterOptimizationFacade(scenario, train,
         ...                                         intensifier=intensifier)  # doctest: +SKIP
         >>> incumbent = smac.optimize()                                  # doctest: +SKIP
@@ -220,12 +235,14 @@ class MaxUCBIntensifier(AtomicSaveMixin, AbstractIntensifier):
     def __init__(
         self,
         scenario: Scenario,
-        alpha: float = 0.5,
-        burn_in: int | Literal["initial_design"] = 0,
+        alpha: float | None = None,
+        burn_in: int | Literal["design", "initial_design"] = 0,
         *,
         selector: str | None = None,
         policy: str = "MaxUCB",
         n_initial: int | None = None,
+        min_pulls: int | Literal["design"] = 1,
+        floor: float = CASH_FLOOR,
         max_consecutive_crashes: int | None = 5,
         facade: type[AbstractFacade] = HyperparameterOptimizationFacade,
         model_factory: Callable[[Scenario], AbstractModel] | None = None,
@@ -250,40 +267,29 @@ class MaxUCBIntensifier(AtomicSaveMixin, AbstractIntensifier):
         if scenario.adaptive_capping:
             raise ValueError("MaxUCBIntensifier does not support adaptive capping "
                              "(scenario.adaptive_capping must be False)")
-        if policy not in POLICIES:
-            raise ValueError(f"policy must be one of {sorted(POLICIES)}, got {policy!r}")
         if n_initial is not None and (isinstance(n_initial, bool) or not isinstance(n_initial, int)
                                       or not 0 <= n_initial < scenario.n_trials):
             raise ValueError("n_initial must be None or an int in [0, scenario.n_trials - 1] "
                              f"= [0, {scenario.n_trials - 1}], got {n_initial!r}")
+        if burn_in == "initial_design":  # the name of earlier versions
+            burn_in = "design"
+        if initial_design_factory is not None and "design" in (burn_in, min_pulls):
+            raise ValueError("burn_in='design' and min_pulls='design' are sized from the built-in "
+                             "per-arm initial design (1 + n_initial); with initial_design_factory "
+                             "give them as ints")
+        # every rule of the bandit (which policies take alpha, burn-in, design sizes) is the
+        # core's: the settings validate themselves with its messages
+        self._settings = CashSettings(policy=policy, alpha=alpha, burn_in=burn_in,
+                                      min_pulls=min_pulls, floor=floor,
+                                      design=CASH_DESIGN if n_initial is None else n_initial,
+                                      max_consecutive_crashes=max_consecutive_crashes)
         if not (isinstance(facade, type) and issubclass(facade, AbstractFacade)):
             raise TypeError(f"facade must be a SMAC facade class, got {facade!r}")
 
         self._cash: CashSpace = split_cash_space(scenario.configspace, selector)
-        k = self._cash.n_arms
-        self._n_initial = (
-            max(0, int(scenario.n_trials // (4 * k)) - 1) if n_initial is None else n_initial
-        )
-        if isinstance(burn_in, str):
-            if burn_in != "initial_design":
-                raise ValueError("burn_in must be an int >= 0 or 'initial_design', got "
-                                 f"{burn_in!r}")
-            if initial_design_factory is not None:
-                raise ValueError("burn_in='initial_design' sizes the burn-in from the built-in "
-                                 "per-arm initial design (1 + n_initial); with "
-                                 "initial_design_factory give burn_in as an int")
-            burn_in = 1 + self._n_initial
-        self._policy_name = policy
-        self._policy_kwargs: dict[str, Any] = {"burn_in": burn_in}
-        if policy in _ALPHA_POLICIES:
-            self._policy_kwargs["alpha"] = alpha
-        elif alpha != 0.5:
-            raise ValueError(f"alpha is not a parameter of policy {policy!r}")
-        self._max_consecutive_crashes = max_consecutive_crashes
-        # validates alpha, burn_in and max_consecutive_crashes with the core's messages
-        self._new_bandit()
-        self._alpha = alpha
-        self._burn_in = burn_in
+        self._scenario_n_trials = int(scenario.n_trials)
+        self._n_initial = self._settings.design_size(self._cash.n_arms, self._scenario_n_trials)
+        self._new_bandit()  # fails early if the settings do not fit the arms
         self._facade = facade
         self._factories: dict[str, Factory | None] = {
             "model": model_factory,
@@ -336,13 +342,10 @@ class MaxUCBIntensifier(AtomicSaveMixin, AbstractIntensifier):
         meta = super().meta
         meta.update(
             {
-                "policy": self._policy_name,
-                "alpha": self._alpha,
-                "burn_in": self._burn_in,
+                **self._settings.to_dict(),
                 "selector": self._cash.selector,
                 "arms": [str(a) for a in self._cash.arms],
                 "n_initial": self._n_initial,
-                "max_consecutive_crashes": self._max_consecutive_crashes,
                 "facade": self._facade.__name__,
                 "factories": {k: _name_of(f) for k, f in self._factories.items()},
             }
@@ -381,9 +384,7 @@ class MaxUCBIntensifier(AtomicSaveMixin, AbstractIntensifier):
 
     # ---------------------------------------------------------------- state
     def _new_bandit(self) -> CashBandit:
-        return CashBandit(self._cash.n_arms, self._policy_name,
-                          max_consecutive_crashes=self._max_consecutive_crashes,
-                          **self._policy_kwargs)
+        return CashBandit.from_settings(self._cash.n_arms, self._settings, self._scenario_n_trials)
 
     def reset(self) -> None:
         """Reset SMAC's bookkeeping, the bandit and the arms' HPO views."""
@@ -424,15 +425,15 @@ class MaxUCBIntensifier(AtomicSaveMixin, AbstractIntensifier):
         else:  # the layout of uvp-plugins before CashBandit
             bandit = CashBandit.from_state_dict({
                 "format": "uvp-cash-bandit/1",
-                "max_consecutive_crashes": self._max_consecutive_crashes,
+                "max_consecutive_crashes": self._settings.max_consecutive_crashes,
                 "policy": state["policy"],
                 "retired": [r if r else None for r in state["unavailable"]],
                 "crash_streak": state["crash_streak"],
             })
         policy = bandit.policy
-        if policy.kind != self._policy_name:
+        if policy.kind != self._settings.policy:
             raise ValueError(f"intensifier state holds policy {policy.kind!r}, "
-                             f"not {self._policy_name!r}")
+                             f"not {self._settings.policy!r}")
         self._bandit = bandit
 
     # ------------------------------------------------------------- results
@@ -562,32 +563,18 @@ class MaxUCBIntensifier(AtomicSaveMixin, AbstractIntensifier):
                 successes[arm].append(float(value.cost))  # type: ignore[arg-type]
             info = TrialInfo(config, instance=key.instance, seed=key.seed, budget=key.budget)
             self._mirror(arm, info, value)
-        self._credit_missing(successes)
-        # pending pulls without a running trial (e.g. asked before a crash of the process)
+        # results in the run history but not in intensifier.json are credited; pending pulls
+        # follow the running trials (the core's rule, CashBandit.reconcile)
+        for arm, loss in self._bandit.reconcile(successes, running):
+            logger.info("crediting a result of arm %r found in the run history only (%r)",
+                        self._cash.arms[arm], loss)
         for arm in range(self._cash.n_arms):
-            while self._bandit.pending[arm] > running[arm]:
-                self._bandit.release(arm)
-            while self._bandit.pending[arm] < running[arm]:
-                self._bandit.add_pending(arm)
             if self._cash.is_empty(arm) and self._arm_rh[arm].get_configs():
                 self._bandit.retire(arm, "exhausted")
         return [
             dataclasses.replace(info, additional_info=self._trial_extra())
             for info in rh.get_running_trials()
         ]
-
-    def _credit_missing(self, successes: list[list[float]]) -> None:
-        """Credit successful results of the run history that the bandit state lacks."""
-        state = self._bandit.policy.state_dict()
-        taken: list[Counter[float]] = [Counter() for _ in range(self._cash.n_arms)]
-        for arm, value in state["history"] + state["burn_discarded"]:
-            taken[arm][float(value)] += 1
-        for arm, values in enumerate(successes):
-            missing = Counter(values) - taken[arm]
-            for value in sorted(missing.elements()):
-                logger.info("crediting a result of arm %r found in the run history only (%r)",
-                            self._cash.arms[arm], value)
-                self._bandit.tell(arm, value)
 
     def _next_arm_config(self, arm: int) -> Configuration | None:
         """A configuration of arm ``arm`` not yet in SMAC's run history, or None (exhausted)."""

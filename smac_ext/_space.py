@@ -32,20 +32,29 @@ from uvp_plugins.space import CategoricalParam, FloatParam, IntParam, SearchSpac
 __all__ = ["configspace_from_space", "hyperparameter_from_param"]
 
 
-def hyperparameter_from_param(param: Any, name: str | None = None) -> Hyperparameter:
+def hyperparameter_from_param(
+    param: Any, name: str | None = None, default: Any = None
+) -> Hyperparameter:
     """The ConfigSpace hyperparameter of one parameter of a :class:`SearchSpace` (named
-    ``name``, default the parameter's own name); see the module docstring for the mapping."""
+    ``name``, default the parameter's own name; ``default``: its default value, ``None`` for
+    ConfigSpace's); see the module docstring for the mapping.
+
+    Raises:
+        ValueError: ``default`` is not a value of the parameter (named in the message).
+    """
     name = param.name if name is None else name
+    if default is not None:
+        default = param.validate(default)
     if isinstance(param, FloatParam):
         if param.low == param.high:
             return Constant(name, param.low)
-        return Float(name, (param.low, param.high), log=param.log)
+        return Float(name, (param.low, param.high), log=param.log, default=default)
     if isinstance(param, IntParam):
         if param.low == param.high:
             return Constant(name, param.low)
-        return Integer(name, (param.low, param.high), log=param.log)
+        return Integer(name, (param.low, param.high), log=param.log, default=default)
     if isinstance(param, CategoricalParam):
-        return Categorical(name, list(param.choices))
+        return Categorical(name, list(param.choices), default=default)
     raise TypeError(f"unsupported parameter type {type(param).__name__}")
 
 

@@ -29,6 +29,22 @@ def yahpo_data() -> Path:
     return path
 
 
+def yahpo_data_v0_path() -> Path:
+    """The first-generation rbv2 data: $UVP_YAHPO_DATA_V0, else yahpo_data_v0 beside the
+    directory of yahpo_data_path() (CI: ../shared/yahpo_data_v0), as the harness looks for it."""
+    env = os.environ.get("UVP_YAHPO_DATA_V0")
+    return Path(env) if env else yahpo_data_path().parent / "yahpo_data_v0"
+
+
+@pytest.fixture(scope="session")
+def yahpo_data_v0() -> Path:
+    path = yahpo_data_v0_path()
+    assert (path / "rbv2_svm" / "model.onnx").is_file(), (
+        f"first-generation YAHPO data expected at {path} (set UVP_YAHPO_DATA_V0 to point elsewhere)"
+    )
+    return path
+
+
 # Hypothesis profiles: the default one is what CI runs; `HYPOTHESIS_PROFILE=thorough pytest
 # tests/core tests/bench/test_ledger.py` searches 20x more examples before a release.
 try:

@@ -38,6 +38,7 @@ __all__ = [
     "CategoricalParam",
     "Param",
     "SearchSpace",
+    "range_centre",
 ]
 
 _SQRT_HALF = 1.0 / math.sqrt(2.0)
@@ -56,6 +57,36 @@ def _check_bounds(name: str, low: float, high: float, log: bool) -> None:
         raise ValueError(f"parameter {name!r}: expected low <= high, got low={low} > high={high}")
     if log and low <= 0:
         raise ValueError(f"parameter {name!r}: log=True needs low > 0, got low={low}")
+
+
+def range_centre(
+    low: float, high: float, log: bool = False, integer: bool = False, step: float | None = None
+) -> float | int:
+    """The default value of a numeric range when nobody gave one: its middle.
+
+    The rule ConfigSpace applies to a hyperparameter without an explicit default (so a CASH
+    class's "default configuration" means the same in SMAC and in the Optuna CASH sampler): the
+    midpoint ``(low + high) / 2``, on the log scale (``sqrt(low * high)``) if ``log``; an integer
+    range rounds it half to even; with a ``step`` the value is the grid point
+    ``low + k * step`` nearest to it.
+
+    Example:
+        >>> range_centre(1e-3, 1e3, log=True), range_centre(1, 30, integer=True)
+        (1.0, 16)
+        >>> range_centre(0.0, 1.0, step=0.3)
+        0.6
+    """
+    if log:
+        mid = math.exp((math.log(low) + math.log(high)) / 2.0)
+    else:
+        mid = (low + high) / 2.0
+    if step is not None:
+        k = round((mid - low) / step)
+        mid = min(high, low + k * step)
+        mid = round(mid, 12)
+    if integer:
+        return int(min(high, max(low, round(mid))))
+    return float(min(high, max(low, mid)))
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,8 @@ CASH methods (joint random search, bandit policies over per-arm HPO)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -99,12 +101,49 @@ def test_registered_cash_problems() -> None:
     spec = get_problem("cash-synthetic")
     assert list(spec.tasks()) == ["0", "1", "2", "3", "4"]
     assert isinstance(spec.make(task="2"), SyntheticCash)
-    assert list(get_problem("cash-sklearn").tasks()) == ["digits", "breast_cancer", "wine"]
+    # every classification dataset scikit-learn bundles
+    assert list(get_problem("cash-sklearn").tasks()) == ["digits", "breast_cancer", "wine", "iris"]
+    assert list(get_problem("cash-sklearn-holdout").tasks()) == ["digits", "breast_cancer", "wine"]
+    assert get_problem("cash-sklearn-holdout").kind == "cash"
 
 
 # ------------------------------------------------------------------------------ scikit-learn
-def test_sklearn_cash_real_training() -> None:
-    p = SklearnCash("wine")
+def test_sklearn_cash_seven_tunable_classes_balanced_accuracy_of_a_5_fold_cv() -> None:
+    from sklearn.metrics import balanced_accuracy_score
+    from sklearn.model_selection import StratifiedKFold
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import SVC
+
+    from uvp_plugins.bench.problems.cash import SKLEARN_CASH_TUNABLE_ARMS
+
+    p = SklearnCash("iris")
+    assert p.name == "cash-sklearn" and p.metric == "1-balanced_acc"
+    assert tuple(p.arms) == SKLEARN_CASH_TUNABLE_ARMS and len(p.arms) == 7
+    assert all(len(p.arm_spaces[a]) > 0 for a in p.arms) and "gaussian_nb" not in p.arms
+    config = {"algorithm": "svc", "svc:C": 0.5, "svc:gamma": 0.05}
+    # the loss by hand: 1 - mean balanced accuracy over the stratified, shuffled 5 folds, the
+    # scaler fitted on each training fold
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    scores = []
+    for tr, va in StratifiedKFold(5, shuffle=True, random_state=0).split(X, y):
+        model = make_pipeline(StandardScaler(), SVC(C=0.5, gamma=0.05)).fit(X[tr], y[tr])
+        scores.append(balanced_accuracy_score(y[va], model.predict(X[va])))
+    assert p.evaluate(config) == pytest.approx(1.0 - float(np.mean(scores)))
+    assert SklearnCash("iris").evaluate(config) == p.evaluate(config)  # deterministic
+    # other folds, other losses
+    assert {SklearnCash("iris", split_seed=s).evaluate(config) for s in (1, 2, 3)} - {p.evaluate(config)}
+    with pytest.raises(ValueError, match="valid tasks: digits, breast_cancer, wine, iris"):
+        SklearnCash("mnist")
+    with pytest.raises(ValueError, match="protocol must be 'cv' or 'holdout'"):
+        SklearnCash("iris", protocol="loo")
+
+
+def test_sklearn_cash_holdout_is_the_earlier_problem() -> None:
+    p = SklearnCash("wine", protocol="holdout")
+    assert p.name == "cash-sklearn-holdout" and p.metric == "1-acc"
     assert len(p.arms) >= 5 and tuple(p.arms) == SKLEARN_CASH_ARMS
     assert len(p.arm_spaces["gaussian_nb"]) == 0
     assert all(len(p.arm_spaces[a]) > 0 for a in p.arms if a != "gaussian_nb")
@@ -119,19 +158,19 @@ def test_sklearn_cash_real_training() -> None:
     # deterministic across instances (fixed split and per-configuration random_state)
     c = {"algorithm": "random_forest", "random_forest:n_estimators": 12, "random_forest:max_depth": 5,
          "random_forest:min_samples_leaf": 2, "random_forest:max_features": 0.5}
-    assert SklearnCash("wine").evaluate(c) == p.evaluate(c)
+    assert SklearnCash("wine", protocol="holdout").evaluate(c) == p.evaluate(c)
     # a bad hyperparameter choice is visibly worse than a good one (real training happens)
     bad = {"algorithm": "svc", "svc:C": 0.01, "svc:gamma": 1.0}
     good = {"algorithm": "svc", "svc:C": 10.0, "svc:gamma": 0.01}
     assert p.evaluate(good) < p.evaluate(bad)
     with pytest.raises(ValueError, match="valid tasks"):
-        SklearnCash("iris")
+        SklearnCash("iris", protocol="holdout")
     with pytest.raises(ValueError, match="arms must be"):
         SklearnCash("wine", arms=["svc", "xgb"])
 
 
 def test_sklearn_cash_digits_subset_of_arms() -> None:
-    p = SklearnCash("digits", arms=["knn", "gaussian_nb"])
+    p = SklearnCash("digits", arms=["knn", "gaussian_nb"], protocol="holdout")
     assert p.arms == ["knn", "gaussian_nb"]
     knn = p.evaluate({"algorithm": "knn", "knn:n_neighbors": 3, "knn:weights": "distance", "knn:p": 2})
     assert knn < p.evaluate({"algorithm": "gaussian_nb"}) and knn < 0.05
@@ -209,7 +248,7 @@ def test_run_context_counts_evaluations_per_arm() -> None:
 
 
 def test_bandit_methods_run_on_real_sklearn_training() -> None:
-    p = SklearnCash("breast_cancer", arms=["knn", "logreg", "gaussian_nb"])
+    p = SklearnCash("breast_cancer", arms=["knn", "logreg", "gaussian_nb"], protocol="holdout")
     ctx = RunContext(p, total_budget=8, seed=0)
     get_method("bandit-maxucb").run(ctx)
     assert ctx.ledger.n_evaluations == 8 and ctx.ledger.best < 0.1
@@ -239,3 +278,68 @@ def test_arm_search_strategies() -> None:
     assert empty.ask() == {}
     with pytest.raises(ValueError, match="strategy"):
         ArmSearch(space, np.random.default_rng(0), strategy="tpe")
+
+
+# --------------------------------------------------------------------- the paper's six YAHPO classes
+def test_yahpo6_six_classes_on_the_89_shared_tasks(yahpo_data, yahpo_data_v0) -> None:  # type: ignore[no-untyped-def]
+    from uvp_plugins.bench.problems.cash_yahpo6 import YAHPO6_FIXED, YahpoCash6, yahpo6_tasks
+    from uvp_plugins.bench.problems.yahpo_surrogate import load_surrogate
+
+    tasks = yahpo6_tasks(yahpo_data, yahpo_data_v0)
+    assert len(tasks) == 89 and tasks[0] == "41138" and len(set(tasks)) == 89
+    assert list(get_problem("cash-yahpo6").tasks()) == tasks  # found from UVP_YAHPO_DATA alone
+    p = YahpoCash6("40978", yahpo_data, yahpo_data_v0)
+    assert p.arms == ["glmnet", "rpart", "svm", "aknn", "ranger", "xgboost"]
+    assert get_problem("cash-yahpo6").kind == "cash" and p.metric == "mmce"
+    for arm in p.arms:  # the fixed inputs are not hyperparameters of any class
+        assert not any(n.split(":", 1)[1] in {*YAHPO6_FIXED, "task_id"} for n in p.arm_spaces[arm].names)
+    assert p.arm_spaces["svm"].names == ["svm:cost", "svm:kernel", "svm:tolerance", "svm:degree", "svm:gamma"]
+    # the defaults are the scenarios' own (App. D: evaluated first), valid configurations
+    assert p.arm_defaults["svm"] == {"svm:cost": 1.0, "svm:kernel": "linear", "svm:tolerance": 0.009528896,
+                                     "svm:degree": 4, "svm:gamma": 1.0}
+    assert p.arm_defaults["rpart"] == {"rpart:cp": 0.01, "rpart:maxdepth": 30, "rpart:minbucket": 1,
+                                       "rpart:minsplit": 20}
+    for arm in p.arms:
+        assert set(p.arm_defaults[arm]) == set(p.arm_spaces[arm].names)
+    # the loss: mmce at trainsize 0.525, impute.mean, repl 6 (column 0 of a first-generation
+    # network, 1 - acc of the current rbv2_rpart), clipped to [0, 1]
+    svm = load_surrogate("rbv2_svm", str(yahpo_data_v0), "v0")
+    x = {"cost": 1.0, "kernel": "linear", "tolerance": 0.009528896, "task_id": "40978", **YAHPO6_FIXED}
+    assert p.evaluate({"algorithm": "svm", **p.arm_defaults["svm"]}) == pytest.approx(
+        float(np.clip(svm.predict([x])[0, 0], 0, 1)))
+    rpart = load_surrogate("rbv2_rpart", str(yahpo_data))
+    x = {"cp": 0.01, "maxdepth": 30, "minbucket": 1, "minsplit": 20, "task_id": "40978", **YAHPO6_FIXED}
+    assert p.evaluate({"algorithm": "rpart", **p.arm_defaults["rpart"]}) == pytest.approx(
+        1.0 - float(rpart.predict([x])[0, rpart.target_index("acc")]))
+    # reproducible: the same configuration gives the same loss, in a fresh instance too
+    rng = np.random.default_rng(3)
+    configs = [p.joint_sample(rng) for _ in range(30)]
+    losses = [p.evaluate(c) for c in configs]
+    assert all(0.0 <= v <= 1.0 for v in losses) and len(set(losses)) > 20
+    again = YahpoCash6("40978", yahpo_data, yahpo_data_v0)
+    assert [again.evaluate(c) for c in configs] == losses
+    # flattened conditionals: a radial kernel's gamma has no effect on a linear kernel
+    lin = {**p.arm_config("svm", p.arm_defaults["svm"])}
+    assert p.evaluate(lin) == p.evaluate({**lin, "svm:gamma": 100.0, "svm:degree": 2})
+    rad = {**lin, "svm:kernel": "radial"}
+    assert p.evaluate(rad) != p.evaluate({**rad, "svm:gamma": 100.0})
+
+
+def test_yahpo6_bad_folders_and_tasks_are_refused_clearly(tmp_path, yahpo_data, yahpo_data_v0) -> None:  # type: ignore[no-untyped-def]
+    from uvp_plugins.bench.problems.cash_yahpo6 import YahpoCash6
+
+    with pytest.raises(FileNotFoundError, match=r"yahpo_data_v0\) directory with rbv2_glmnet/model.onnx not found "
+                       r"\(looked in: .*nowhere\).*--yahpo-data-v0 PATH.*UVP_YAHPO_DATA_V0"):
+        YahpoCash6(yahpo_data=yahpo_data, yahpo_data_v0=tmp_path / "nowhere")
+    # the current generation's folder holds an rbv2_xgboost too, but not the first generation's
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    for scenario in ("rbv2_glmnet", "rbv2_svm", "rbv2_aknn", "rbv2_ranger"):
+        (mixed / scenario).symlink_to(Path(yahpo_data_v0) / scenario)
+    (mixed / "rbv2_xgboost").symlink_to(Path(yahpo_data) / "rbv2_xgboost")
+    with pytest.raises(ValueError, match=r"rbv2_xgboost: .* 9 outputs, expected .* 6 for the 'v0' generation"):
+        YahpoCash6(yahpo_data=yahpo_data, yahpo_data_v0=mixed)
+    with pytest.raises(FileNotFoundError, match=r"yahpo_data\) directory with rbv2_rpart/model.onnx"):
+        YahpoCash6(yahpo_data=yahpo_data_v0, yahpo_data_v0=yahpo_data_v0)
+    with pytest.raises(ValueError, match="unknown task '41278' for cash-yahpo6; valid tasks \\(the 89 shared"):
+        YahpoCash6("41278", yahpo_data, yahpo_data_v0)

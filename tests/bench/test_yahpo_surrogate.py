@@ -12,13 +12,26 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from uvp_plugins.bench.problems.yahpo import default_yahpo_data_dirs, resolve_yahpo_data
-from uvp_plugins.bench.problems.yahpo_surrogate import LAYOUTS, load_surrogate
+from uvp_plugins.bench.problems.yahpo import (
+    default_yahpo_data_dirs,
+    default_yahpo_data_v0_dirs,
+    resolve_yahpo_data,
+    resolve_yahpo_data_v0,
+)
+from uvp_plugins.bench.problems.yahpo_surrogate import LAYOUTS, LAYOUTS_V0, load_surrogate
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE))
-from make_yahpo_reference import FIXTURE, SCENARIOS, sample_configs, yahpo_gym_values  # noqa: E402
+from make_yahpo_reference import (  # noqa: E402
+    FIXTURE,
+    FIXTURE_V0,
+    SCENARIOS,
+    SCENARIOS_V0,
+    sample_configs,
+    yahpo_gym_rows_v0,
+    yahpo_gym_values,
+)
 
 pytestmark = pytest.mark.yahpo
 
@@ -54,6 +67,60 @@ def test_loader_matches_yahpo_gym_live(scenario, yahpo_data) -> None:  # type: i
     pytest.importorskip("yahpo_gym")  # installed by .ci/run (test-only dependency)
     configs = sample_configs(load_surrogate(scenario, str(yahpo_data)), 40, seed=7)
     _assert_same(_ours(scenario, yahpo_data, configs), yahpo_gym_values(scenario, str(yahpo_data), configs))
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS_V0)
+def test_first_generation_loader_matches_the_committed_yahpo_gym_reference(scenario, yahpo_data_v0) -> None:  # type: ignore[no-untyped-def]
+    # yahpo_reference_v0.json: yahpo-gym 1.0.2 on the yahpo_data_v0 folders, outputs in column order
+    cases = json.loads(FIXTURE_V0.read_text())["scenarios"][scenario]
+    assert len(cases) >= 10 and len({c["config"]["task_id"] for c in cases}) > 1
+    sur = load_surrogate(scenario, str(yahpo_data_v0), "v0")
+    ours = sur.predict([c["config"] for c in cases])
+    assert ours.shape == (len(cases), 6) and sur.layout.targets[0] == "mmce"
+    np.testing.assert_allclose(ours, [c["values"] for c in cases], rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS_V0)
+def test_first_generation_loader_matches_yahpo_gym_live(scenario, yahpo_data_v0) -> None:  # type: ignore[no-untyped-def]
+    pytest.importorskip("yahpo_gym")
+    sur = load_surrogate(scenario, str(yahpo_data_v0), "v0")
+    configs = sample_configs(sur, 15, seed=11)
+    np.testing.assert_allclose(sur.predict(configs), yahpo_gym_rows_v0(scenario, str(yahpo_data_v0), configs),
+                               rtol=1e-6, atol=1e-6)
+
+
+def test_a_folder_of_the_other_generation_is_refused(yahpo_data, yahpo_data_v0) -> None:  # type: ignore[no-untyped-def]
+    assert set(LAYOUTS_V0) == set(SCENARIOS_V0)
+    with pytest.raises(ValueError, match=r"6 outputs, expected .* 9 for the 'current' generation .*'v0'"):
+        load_surrogate("rbv2_xgboost", str(yahpo_data_v0))
+    with pytest.raises(ValueError, match=r"9 outputs, expected .* 6 for the 'v0' generation"):
+        load_surrogate("rbv2_xgboost", str(yahpo_data), "v0")
+    with pytest.raises(ValueError, match="unknown YAHPO scenario 'rbv2_svm' of generation 'current'"):
+        load_surrogate("rbv2_svm", str(yahpo_data_v0))
+    with pytest.raises(ValueError, match="generation must be one of"):
+        load_surrogate("rbv2_svm", str(yahpo_data_v0), "v2")
+
+
+def test_first_generation_data_found_beside_the_current_data(tmp_path, monkeypatch, yahpo_data_v0) -> None:  # type: ignore[no-untyped-def]
+    # CI sets UVP_YAHPO_DATA=../shared/yahpo_data only: ../shared/yahpo_data_v0 must be found
+    shared = tmp_path / "shared"
+    (shared / "yahpo_data").mkdir(parents=True)
+    (shared / "yahpo_data_v0" / "rbv2_svm").mkdir(parents=True)
+    (shared / "yahpo_data_v0" / "rbv2_svm" / "model.onnx").write_bytes(b"")
+    monkeypatch.delenv("UVP_YAHPO_DATA_V0", raising=False)
+    monkeypatch.setenv("UVP_YAHPO_DATA", str(shared / "yahpo_data"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert default_yahpo_data_v0_dirs() == [
+        shared / "yahpo_data_v0", REPO.parent / "shared" / "yahpo_data_v0", tmp_path / "xdg" / "yahpo_data_v0",
+    ]
+    assert resolve_yahpo_data_v0(None, "rbv2_svm") == (shared / "yahpo_data_v0").resolve()
+    # the environment variable of its own comes first, the option before everything
+    monkeypatch.setenv("UVP_YAHPO_DATA_V0", str(yahpo_data_v0))
+    assert resolve_yahpo_data_v0(None, "rbv2_svm") == Path(yahpo_data_v0).resolve()
+    assert resolve_yahpo_data_v0(shared / "yahpo_data_v0", "rbv2_svm") == (shared / "yahpo_data_v0").resolve()
+    with pytest.raises(FileNotFoundError, match=r"yahpo_data_v0\) directory with rbv2_ranger/model.onnx not "
+                       r"found \(looked in: .*\)\. Point to your copy with --yahpo-data-v0 PATH .*UVP_YAHPO_DATA_V0"):
+        resolve_yahpo_data_v0(shared / "yahpo_data_v0", "rbv2_ranger")
 
 
 def test_iaml_glmnet_accuracy_is_one_minus_its_misclassification_rate(yahpo_data) -> None:  # type: ignore[no-untyped-def]

@@ -256,3 +256,164 @@ def test_add_pending_burn_in_slot_is_checked() -> None:
     bandit.add_pending(1, burn_in_slot=1)
     assert bandit.policy.burn_issued == 2 and bandit.ask() == 0
     assert bandit.last_burn_in_slot is None
+
+
+# ------------------------------------------------------------------ settings, rebuild, reconcile
+def test_paper_design_size_and_settings_resolve_per_arm_count() -> None:
+    from uvp_plugins.bandits import CashSettings, paper_design_size
+
+    # App. D: 50 / (K - 1) per arm after its default, capped so that K designs fit into T
+    assert [paper_design_size(k) for k in (1, 2, 6, 7)] == [50, 50, 10, 8]
+    assert paper_design_size(2, n_trials=60) == 29 and paper_design_size(8, 8) == 0
+    # the CASH defaults: MaxUCB with alpha 1 and the exploration floor 2 ln t, no random design
+    assert CashSettings().policy_kwargs(6) == {"burn_in": 0, "min_pulls": 1, "floor": 2.0,
+                                               "alpha": 1.0}
+    assert CashSettings().design_size(6) == 0 == CashSettings(min_pulls="design").design_size(6)
+    s = CashSettings(min_pulls="design", design=None)  # the paper's per-arm design
+    assert s.policy_kwargs(6) == {"burn_in": 0, "min_pulls": 11, "floor": 2.0, "alpha": 1.0}
+    assert s.policy_kwargs(7, n_trials=40)["min_pulls"] == 5  # 40 // 7 - 1 = 4 after the default
+    assert CashSettings(design=3, burn_in="design", floor=0, alpha=0.5).policy_kwargs(4) == {
+        "burn_in": 4, "min_pulls": 1, "floor": 0.0, "alpha": 0.5}
+    assert CashSettings(policy="UCB").policy_kwargs(2) == {"burn_in": 0, "min_pulls": 1,
+                                                           "floor": 2.0}  # UCB's own alpha
+    assert CashSettings(alpha=2.0).policy_kwargs(3)["alpha"] == 2.0
+    assert "alpha" not in CashSettings(policy="RoundRobin").policy_kwargs(3)
+    assert CashSettings.from_dict(json.loads(json.dumps(s.to_dict()))) == s
+    bandit = CashBandit.from_settings(6, CashSettings(alpha=2.0, min_pulls="design", design=4))
+    assert (bandit.policy.alpha, bandit.policy.min_pulls, bandit.max_consecutive_crashes) == (2.0, 5, 5)
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"policy": "RoundRobin", "alpha": 0.5}, "alpha is not a parameter of policy 'RoundRobin'"),
+    ({"alpha": -0.1}, "alpha must be"),
+    ({"min_pulls": 0}, "min_pulls must be an int >= 1"),
+    ({"min_pulls": "all"}, "min_pulls must be one of 'design'"),
+    ({"burn_in": "initial"}, "burn_in must be one of 'design'"),
+    ({"design": -1}, "design must be an int >= 0"),
+    ({"max_consecutive_crashes": 0}, "max_consecutive_crashes must be an int >= 1"),
+    ({"policy": "Thompson"}, "policy must be one of"),
+])
+def test_settings_refuse_bad_values_by_name(kwargs: dict, message: str) -> None:
+    from uvp_plugins.bandits import CashSettings
+
+    with pytest.raises(ValueError, match=message):
+        CashSettings(**kwargs)
+    with pytest.raises(ValueError, match="unknown CASH settings"):
+        CashSettings.from_dict({"alpha": 0.5, "gamma": 1})
+
+
+def test_min_pulls_observes_every_arms_first_pulls_before_the_index() -> None:
+    # arm 1's first three results are the worst seen; with Alg. 1 (min_pulls = 1) it is never
+    # pulled again in this run, with min_pulls = 4 it gets its 4 pulls and then wins
+    losses = {0: [0.30] + [0.29] * 40, 1: [0.90, 0.88, 0.87, 0.05] + [0.04] * 40}
+    for min_pulls, expected_arm1 in ((1, 1), (4, 30)):
+        policy = MaxUCB(2, min_pulls=min_pulls)
+        feed = {a: list(v) for a, v in losses.items()}
+        for _ in range(36):
+            arm = policy.select()
+            policy.update(arm, feed[arm].pop(0))
+        if min_pulls == 1:
+            assert policy.n_pulls[1] <= 3  # locked out after its first unlucky draws
+        else:
+            assert policy.n_pulls[1] >= expected_arm1 and policy.history()[:8] == [
+                (0, 0.30), (1, 0.90), (0, 0.29), (1, 0.88), (0, 0.29), (1, 0.87), (0, 0.29), (1, 0.05)]
+
+
+def test_rebuild_replays_in_the_one_order_every_adapter_uses() -> None:
+    from uvp_plugins.bandits import CashSettings, PullRecord
+
+    settings = CashSettings(burn_in=1, max_consecutive_crashes=2)
+    records = [  # listed out of order; finished times decide, burn-in pulls first
+        PullRecord(1, "complete", 0.2, finished=5.0, number=4),
+        PullRecord(0, "complete", 0.9, finished=1.0, number=0, burn_in_slot=0),
+        PullRecord(2, "failed", finished=3.0, number=2, burn_in_slot=2),
+        PullRecord(1, "complete", 0.5, finished=2.0, number=1, burn_in_slot=1),
+        PullRecord(2, "failed", finished=4.0, number=3),
+        PullRecord(2, "failed", finished=6.0, number=5),
+        PullRecord(0, "running", number=6),
+        PullRecord(1, "complete", 0.3, finished=7.0, number=7, exhausted=True),
+    ]
+    bandit = CashBandit.rebuild(3, records, settings)
+    # the same events fed by hand, in that order
+    by_hand = CashBandit.from_settings(3, settings)
+    for arm, slot, loss in ((0, 0, 0.9), (1, 1, 0.5), (2, 2, None)):
+        by_hand.add_pending(arm, burn_in_slot=slot)
+        if loss is None:
+            by_hand.fail(arm)
+        else:
+            by_hand.tell(arm, loss)
+    by_hand.fail(2)
+    by_hand.tell(1, 0.2)
+    by_hand.fail(2)
+    by_hand.tell(1, 0.3)
+    by_hand.add_pending(0)
+    by_hand.retire(1, "exhausted")
+    assert bandit.state_dict() == by_hand.state_dict()
+    assert bandit.retired == {1: "exhausted", 2: "crashed"} and bandit.pending == [1, 0, 0]
+    assert bandit.policy.history() == [(1, 0.2), (1, 0.3)]  # burn-in results discarded
+    with pytest.raises(ValueError, match="a complete pull needs a finite loss"):
+        PullRecord(0, "complete")
+    with pytest.raises(ValueError, match="state must be one of"):
+        PullRecord(0, "pruned")
+
+
+def test_reconcile_credits_what_the_store_has_and_follows_its_running_trials() -> None:
+    bandit = CashBandit(3, "MaxUCB")
+    for arm, loss in ((0, 0.4), (1, 0.2), (2, 0.3)):
+        bandit.ask()
+        bandit.tell(arm, loss)
+    bandit.ask()
+    bandit.ask()  # two pulls asked, never run (the process stopped)
+    # the store holds a result of arm 2 the state lacks, and one running trial of arm 0
+    credited = bandit.reconcile([[0.4], [0.2], [0.3, 0.1]], [1, 0, 0])
+    assert credited == [(2, 0.1)]
+    assert bandit.pending == [1, 0, 0] and bandit.n_pulls == [1, 1, 2]
+    assert bandit.reconcile([[0.4], [0.2], [0.3, 0.1]], [1, 0, 0]) == []  # idempotent
+    with pytest.raises(ValueError, match="one entry per arm"):
+        bandit.reconcile([[0.4]], [0, 0, 0])
+
+
+def test_a_state_written_before_min_pulls_is_read_as_alg_1() -> None:
+    # the layout of uvp-plugins before issue 30 (policy state version 1, no min_pulls)
+    old = {
+        "format": "uvp-cash-bandit/1", "max_consecutive_crashes": 5,
+        "policy": {"type": "MaxUCB", "version": 1,
+                   "params": {"n_arms": 2, "burn_in": 0, "seed": None, "alpha": 0.5},
+                   "history": [[0, 0.4], [1, 0.2]], "pending": [0, 0], "burn_pending": [0, 0],
+                   "burn_issued": 0, "burn_discarded": []},
+        "retired": [None, None], "crash_streak": [0, 0],
+    }
+    bandit = CashBandit.from_state_dict(json.loads(json.dumps(old)))
+    twin = CashBandit(2, "MaxUCB", alpha=0.5)
+    for arm, loss in ((0, 0.4), (1, 0.2)):
+        twin.ask()
+        twin.tell(arm, loss)
+    assert bandit.policy.min_pulls == 1 and bandit.state_dict() == twin.state_dict()
+    assert bandit.state_dict()["policy"]["version"] == 2
+    old["policy"]["params"]["min_pulls"] = 3
+    with pytest.raises(ValueError, match=r"version-1 state has no \['min_pulls'\]"):
+        CashBandit.from_state_dict(old)
+
+
+def test_three_unlucky_draws_no_longer_lock_an_arm_out() -> None:
+    # issue 30, cash-yahpo task 40966: xgboost's first three configurations scored 0.87-0.88
+    # (loss), rpart's first results 0.27-0.40; xgboost's own HPO would have reached 0.01. Alg. 1
+    # (alpha 0.5, no floor) never pulls xgboost a fourth time in 200 trials (its scaled maximum
+    # is the bottom of the range, its bonus (0.5 ln t / 3)^2 < 1 until t > 403); the default
+    # settings' exploration floor pulls it again (a fourth time by t = e^3), and then its HPO
+    # takes over.
+    from uvp_plugins.bandits import CashSettings
+
+    def run(bandit: CashBandit) -> list[int]:
+        rpart = [0.40, 0.27, 0.30, 0.29] + [0.27 - 0.0004 * i for i in range(200)]
+        xgboost = [0.881, 0.868, 0.870] + [0.30, 0.10] + [0.02] * 200
+        for _ in range(200):
+            arm = bandit.ask()
+            assert arm is not None
+            bandit.tell(arm, (rpart, xgboost)[arm].pop(0))
+        return bandit.n_pulls
+
+    paper = run(CashBandit.from_settings(2, CashSettings(alpha=0.5, floor=0.0)))
+    assert paper[1] == 3  # locked out
+    ours = run(CashBandit.from_settings(2, CashSettings()))
+    assert ours[1] > 150  # xgboost found again and then chosen

@@ -78,3 +78,18 @@ def test_burn_in_method_goes_round_robin_for_ten_rounds_then_follows_maxucb() ->
     get_method("optuna-maxucb-cash").run(RunContext(plain, total_budget=40, seed=3))
     # without burn-in MaxUCB leaves round robin within the first 20 trials
     assert [c["algorithm"] for c in plain.calls][:20].count("good") > 10
+
+
+@pytest.mark.yahpo
+@pytest.mark.parametrize("seed", [5, 6, 7])
+def test_xgboost_is_no_longer_locked_out_on_cash_yahpo_40966(seed: int, yahpo_data) -> None:  # type: ignore[no-untyped-def]
+    # issue 30: on cash-yahpo task 40966 the earlier sampler gave xgboost 3-6 of 200 trials in 7
+    # of seeds 0-9 (its first configurations scored 0.84-0.88) and ended at 0.187-0.191 loss,
+    # where joint TPE reaches 0.009-0.03; seeds 5-7 stayed locked even with a floor of ln t.
+    # With the defaults xgboost gets its trials and its HPO finds its good region.
+    from uvp_plugins.bench.problems.cash import YahpoCash
+
+    ctx = RunContext(YahpoCash("40966", yahpo_data), total_budget=100, seed=seed)
+    get_method("optuna-maxucb-cash").run(ctx)
+    assert ctx.arm_evaluations["xgboost"] >= 15
+    assert ctx.ledger.best < 0.05

@@ -25,7 +25,7 @@ from shared_helpers import wait_for_workers
 
 from optuna_ext import MaxUCBCashSampler
 from optuna_ext._cash_sampler import ATTR_PULL
-from uvp_plugins.bandits import CashBandit
+from uvp_plugins.bandits import CashBandit, CashSettings
 
 pytestmark = pytest.mark.optuna
 optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -64,8 +64,8 @@ def _list_objective(
 @pytest.mark.parametrize("direction", ["minimize", "maximize"])
 @pytest.mark.parametrize("crash", ["fail:c", "prune:c"])
 def test_classes_follow_maxucb_step_by_step(direction: str, crash: str) -> None:
-    """The hand-computed sequence of the CashBandit docstring (alpha = 0.5, 2 crashes in a row
-    retire a class): round robin a, b, c; c crashes (or is pruned: its last value is not a
+    """The hand-computed sequence of the CashBandit docstring (Alg. 1: alpha = 0.5, no
+    exploration floor; 2 crashes in a row retire a class): round robin a, b, c; c crashes (or is pruned: its last value is not a
     loss), so it is pulled again and then retired; then Alg. 1 on a and b:
     after a = 0.40, b = 0.20 (rewards 0.01, 0.99), t = 3: U_a = 0.01 + (0.5 ln 3)^2 = 0.31,
     U_b = 1.29 -> b (0.50; a's reward 0.337): t = 4, U_a = 0.817, U_b = 0.99 + (0.5 ln 4 / 2)^2
@@ -73,7 +73,7 @@ def test_classes_follow_maxucb_step_by_step(direction: str, crash: str) -> None:
     (0.5 ln 6)^2 = 1.139 > U_b = 1.040 -> a."""
     sign = 1.0 if direction == "minimize" else -1.0
     losses = {"a": [0.40, 0.35], "b": [0.20, 0.50, 0.30, 0.25]}
-    sampler = MaxUCBCashSampler(max_consecutive_crashes=2, seed=0)
+    sampler = MaxUCBCashSampler(max_consecutive_crashes=2, alpha=0.5, floor=0.0, seed=0)
     study = optuna.create_study(direction=direction, sampler=sampler)
     study.optimize(_list_objective(losses, crash=crash, sign=sign), n_trials=8,
                    catch=(RuntimeError,))
@@ -104,8 +104,8 @@ def test_long_sequence_equals_cash_bandit_fed_the_same_losses(burn_in: int, poli
     study = optuna.create_study(sampler=MaxUCBCashSampler(burn_in=burn_in, policy=policy, seed=1))
     queue = {c: list(v) for c, v in tables.items()}
     study.optimize(_list_objective(queue), n_trials=40)
-    kwargs = {} if policy == "RoundRobin" else {"alpha": 0.5}
-    core = CashBandit(3, policy, burn_in=burn_in, **kwargs)
+    # the sampler's defaults are the core's CASH settings (MaxUCB: alpha 1, floor ln t)
+    core = CashBandit.from_settings(3, CashSettings(policy=policy, burn_in=burn_in))
     queue = {c: list(v) for c, v in tables.items()}
     expected = []
     for _ in range(40):
@@ -211,6 +211,59 @@ def test_class_sampler_mapping_and_default_tpe_views() -> None:
     # classes a and c use TPE seeded per (seed, class, trial number): a class's parameters do not
     # depend on the other classes' trials
     assert all(f"{t.params['model']}:x" in t.params for t in study.trials)
+
+
+def test_each_class_starts_with_its_default_configuration() -> None:
+    # Alg. 1 line 3 / App. D: a class's first trial evaluates its default configuration: the
+    # values class_defaults gives, else the centre of each distribution (ConfigSpace's rule)
+    def objective(trial: optuna.Trial) -> float:
+        model = trial.suggest_categorical("model", ["svc", "knn", "tree"])
+        if model == "svc":
+            c = trial.suggest_float("svc:C", 1e-3, 1e3, log=True)
+            trial.suggest_categorical("svc:kernel", ["rbf", "linear"])
+            return abs(math.log10(c))
+        if model == "knn":
+            return trial.suggest_int("knn:k", 1, 30) / 30
+        trial.suggest_float("tree:frac", 0.0, 0.9, step=0.3)
+        return trial.suggest_int("tree:depth", 1, 9, step=2) / 10
+
+    sampler = MaxUCBCashSampler("model", class_defaults={"knn": {"knn:k": 5}}, seed=0)
+    study = optuna.create_study(sampler=sampler)
+    study.optimize(objective, n_trials=30)
+    first = {}
+    for t in study.trials:
+        first.setdefault(t.params["model"], t.params)
+    assert first["svc"] == {"model": "svc", "svc:C": 1.0, "svc:kernel": "rbf"}
+    assert first["knn"] == {"model": "knn", "knn:k": 5}
+    assert first["tree"] == {"model": "tree", "tree:frac": 0.6, "tree:depth": 5}
+    # later trials are the class sampler's (not the default again)
+    later = [t.params for t in study.trials if t.params["model"] == "svc"][1:]
+    assert later and all(p != first["svc"] for p in later)
+    # default_first=False: the class sampler proposes every trial, the first included
+    study = optuna.create_study(sampler=MaxUCBCashSampler("model", default_first=False, seed=0))
+    study.optimize(objective, n_trials=3)
+    assert study.trials[0].params != first["svc"]
+
+
+def test_class_defaults_are_checked() -> None:
+    def objective(trial: optuna.Trial) -> float:
+        trial.suggest_categorical("model", ["a", "b"])
+        return trial.suggest_float("x", 0.0, 1.0)
+
+    study = optuna.create_study(sampler=MaxUCBCashSampler(class_defaults={"c": {"x": 0.5}}))
+    with pytest.raises(ValueError, match=re.escape(
+            "class_defaults has the key 'c', which is not a choice of the selector 'model'")):
+        study.optimize(objective, n_trials=1)
+    study = optuna.create_study(sampler=MaxUCBCashSampler(class_defaults={"a": {"x": 2.0}}))
+    with pytest.raises(ValueError, match=r"class_defaults gives x=2.0, which is not a value of its "
+                       r"distribution FloatDistribution\(high=1.0"):
+        study.optimize(objective, n_trials=1)
+    with pytest.raises(TypeError, match="class_defaults must be a mapping"):
+        MaxUCBCashSampler(class_defaults=[("a", {})])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"class_defaults\['a'\] must be a mapping"):
+        MaxUCBCashSampler(class_defaults={"a": 0.5})  # type: ignore[dict-item]
+    with pytest.raises(TypeError, match="default_first must be a bool"):
+        MaxUCBCashSampler(default_first=1)  # type: ignore[arg-type]
 
 
 def test_class_view_best_trial_is_the_class_best() -> None:
@@ -500,6 +553,30 @@ def test_selector_value_not_in_the_choices_and_a_non_categorical_selector() -> N
     study = optuna.create_study(sampler=MaxUCBCashSampler("lr"))
     with pytest.raises(ValueError, match="selector 'lr' must be suggested with trial.suggest_categ"):
         study.optimize(lambda t: t.suggest_float("lr", 0.1, 1.0), n_trials=1)
+
+
+@pytest.mark.parametrize(("choices", "first", "later"), [
+    ([None, True, 1, "a"], "True (position 1)", "1 (position 2)"),
+    (["x", 0, 0.0, False], "0 (position 1)", "0.0 (position 2)"),
+    ([1.0, "b", True], "1.0 (position 0)", "True (position 2)"),
+])
+def test_choices_optuna_stores_as_equal_are_refused_by_name(choices: list, first: str, later: str) -> None:
+    # Optuna stores a categorical value as choices.index(value), found with ==: a trial of the
+    # later of two equal-comparing classes came back from the storage as one of the earlier,
+    # its pull was never credited and that class was chosen again and again (issue 30: with
+    # [None, True, 1, "a"], class 1 was chosen 18 times in a row and "a" never)
+    study = optuna.create_study(sampler=MaxUCBCashSampler("model", seed=0))
+
+    def objective(trial: optuna.Trial) -> float:
+        trial.suggest_categorical("model", choices)
+        return trial.suggest_float("x", 0.0, 1.0)
+
+    with pytest.raises(ValueError, match=re.escape(
+        f"the selector 'model' has the choices {first} and {later}, which Optuna stores as the "
+        "same value"
+    )):
+        study.optimize(objective, n_trials=len(choices) + 2)
+    assert [t.state for t in study.trials] == [TrialState.FAIL]
 
 
 def test_empty_choices_fail_the_trial_with_optunas_error_and_one_class_works() -> None:

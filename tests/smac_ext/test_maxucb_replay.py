@@ -82,8 +82,13 @@ def replay(name: str, out: Path) -> list[list[Any]]:
     n_trials = spec["n"]
     scenario = Scenario(cash_space(), deterministic=True, n_trials=n_trials, seed=0,
                         output_directory=out / name, crash_cost=5.0)
-    # every arm stays in its Sobol initial design: no surrogate fits, the test stays fast
-    intensifier = MaxUCBIntensifier(scenario, n_initial=n_trials - 1, **spec["kwargs"])
+    # every arm stays in its Sobol initial design: no surrogate fits, the test stays fast. The
+    # recordings were made with the bandit of Alg. 1 (alpha 0.5, no exploration floor), the
+    # intensifier's defaults before issue 30: pinned here, the rule they record is unchanged
+    alg1: dict[str, Any] = {"floor": 0.0}
+    if spec["kwargs"].get("policy", "MaxUCB") == "MaxUCB":
+        alg1["alpha"] = 0.5
+    intensifier = MaxUCBIntensifier(scenario, n_initial=n_trials - 1, **{**alg1, **spec["kwargs"]})
     smac = HyperparameterOptimizationFacade(scenario, None, intensifier=intensifier,
                                             overwrite=True, logging_level=40)
     pulls: dict[str, int] = {"quad": 0, "lin": 0, "const": 0}

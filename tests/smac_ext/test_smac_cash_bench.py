@@ -51,9 +51,14 @@ def test_smac_maxucb_credits_arms_and_survives_crashing_fits() -> None:
     arms = [c["algorithm"] for c in problem.calls]
     assert arms[:3] == ["good", "bad", "nb"]  # initial round robin over the arms, in order
     assert arms.count("nb") == 1  # the arm without hyperparameters is exhausted after one pull
-    assert arms.count("good") > arms.count("bad")  # MaxUCB concentrates on the better arm
-    # the ledger only records finite values: the crashed fits are paid but not scored
+    # the crashed fits are paid but never credited; with the defaults' exploration floor (an arm
+    # below 2 ln t credited pulls is pulled first: 5.5 at t = 16) neither arm is locked out, so
+    # at T = 16 the budget is mostly the floor's, not MaxUCB's concentration (Alg. 1's
+    # concentration: test_smac_maxucb.py::test_optimize_follows_maxucb_and_keeps_joint_incumbent)
     crashed = [c for c in problem.calls if c["algorithm"] == "bad" and c["x"] > 0.5]
+    credited_bad = arms.count("bad") - len(crashed)
+    assert arms.count("good") >= 4 and credited_bad >= 4
+    # the ledger only records finite values: the crashed fits are paid but not scored
     assert len(ctx.ledger.curve) == 16 - len(crashed)
 
 

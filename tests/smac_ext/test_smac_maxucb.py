@@ -25,9 +25,13 @@ from smac.runhistory.dataclasses import TrialInfo, TrialValue
 from smac.runhistory.enumerations import StatusType
 
 from smac_ext import MaxUCBIntensifier
-from uvp_plugins.bandits import MaxUCB
+from uvp_plugins.bandits import CashBandit, MaxUCB
 
 pytestmark = pytest.mark.smac
+
+#: the bandit of Alg. 1 (alpha 0.5, no exploration floor): the tests that follow the paper's rule
+#: step by step pin it (the intensifier's defaults are the CASH settings chosen in issue 30)
+ALG1: dict[str, Any] = {"alpha": 0.5, "floor": 0.0}
 
 
 def cash_space(empty_arm: bool = True, seed: int = 0) -> ConfigurationSpace:
@@ -124,7 +128,7 @@ def replay_maxucb(intensifier: MaxUCBIntensifier, told: list[tuple[Configuration
 def test_optimize_follows_maxucb_and_keeps_joint_incumbent(tmp_path: Path) -> None:
     cs = cash_space(empty_arm=False)
     scenario = make_scenario(tmp_path, cs, n_trials=24)
-    intensifier = MaxUCBIntensifier(scenario, alpha=0.5,
+    intensifier = MaxUCBIntensifier(scenario, **ALG1, n_initial=2,
                                     acquisition_maximizer_factory=fast_maximizer)
     rec = Recorder()
     smac = HyperparameterOptimizationFacade(scenario, train, intensifier=intensifier,
@@ -159,10 +163,11 @@ def test_optimize_follows_maxucb_and_keeps_joint_incumbent(tmp_path: Path) -> No
 def test_burn_in_can_cover_every_arms_initial_design(tmp_path: Path) -> None:
     cs = cash_space(empty_arm=False)
     scenario = make_scenario(tmp_path, cs, n_trials=24)
-    # K = 2 arms, n_initial = 24 // 8 - 1 = 2: each arm's design is its default + 2 Sobol
-    intensifier = MaxUCBIntensifier(scenario, burn_in="initial_design",
+    # K = 2 arms, n_initial = 2: each arm's design is its default + 2 Sobol configurations
+    intensifier = MaxUCBIntensifier(scenario, burn_in="initial_design", n_initial=2, **ALG1,
                                     acquisition_maximizer_factory=fast_maximizer)
-    assert intensifier.policy.burn_in == 3 and intensifier.meta["burn_in"] == 3
+    assert intensifier.policy.burn_in == 3 and intensifier.meta["burn_in"] == "design"
+    assert intensifier.meta["n_initial"] == 2
     rec = Recorder()
     smac = HyperparameterOptimizationFacade(scenario, train, intensifier=intensifier,
                                             callbacks=[rec], overwrite=True, logging_level=40)
@@ -202,7 +207,7 @@ def test_exhausted_best_arm_falls_back_to_the_policy_rule_on_the_other_arms(tmp_
     def const_best(config: Configuration, seed: int = 0) -> float:
         return 0.01 if config["algorithm"] == "const" else loss(config)
 
-    intensifier = MaxUCBIntensifier(scenario, acquisition_maximizer_factory=fast_maximizer)
+    intensifier = MaxUCBIntensifier(scenario, **ALG1, acquisition_maximizer_factory=fast_maximizer)
     rec = Recorder()
     smac = HyperparameterOptimizationFacade(scenario, const_best, intensifier=intensifier,
                                             callbacks=[rec], overwrite=True, logging_level=40)
@@ -292,7 +297,7 @@ def test_crashed_and_non_finite_trials_are_not_credited(tmp_path: Path) -> None:
             raise RuntimeError("diverged")
         return loss(config)
 
-    intensifier = MaxUCBIntensifier(scenario, acquisition_maximizer_factory=fast_maximizer,
+    intensifier = MaxUCBIntensifier(scenario, **ALG1, acquisition_maximizer_factory=fast_maximizer,
                                     max_consecutive_crashes=None)
     rec = Recorder()
     smac = HyperparameterOptimizationFacade(scenario, flaky, intensifier=intensifier,
@@ -354,7 +359,8 @@ def test_restart_from_output_directory_continues_with_same_arm_statistics(tmp_pa
     def run(stop_after: int | None) -> tuple[Any, MaxUCBIntensifier, Recorder]:
         scenario = make_scenario(tmp_path, cash_space(empty_arm=True), n_trials=14,
                                  name="restart")
-        intensifier = MaxUCBIntensifier(scenario, acquisition_maximizer_factory=fast_maximizer)
+        intensifier = MaxUCBIntensifier(scenario, **ALG1,
+                                        acquisition_maximizer_factory=fast_maximizer)
         rec = Recorder(stop_after)
         smac = HyperparameterOptimizationFacade(scenario, train, intensifier=intensifier,
                                                 callbacks=[rec], logging_level=40)
@@ -447,13 +453,17 @@ def test_intensifier_contract_and_state_round_trip(tmp_path: Path) -> None:
 def test_bad_input_is_rejected_with_clear_errors(tmp_path: Path) -> None:
     cs = cash_space(empty_arm=True)
     scenario = make_scenario(tmp_path, cs, n_trials=10)
-    with pytest.raises(ValueError, match="alpha must be a finite float >= 0"):
+    with pytest.raises(ValueError, match="alpha must be a float >= 0, got -0.1"):
         MaxUCBIntensifier(scenario, alpha=-0.1)
     with pytest.raises(ValueError, match="burn_in"):
         MaxUCBIntensifier(scenario, burn_in=-1)
-    with pytest.raises(ValueError, match="burn_in must be an int >= 0 or 'initial_design'"):
-        MaxUCBIntensifier(scenario, burn_in="design")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="with initial_design_factory give burn_in as an int"):
+    with pytest.raises(ValueError, match="burn_in must be one of 'design'"):
+        MaxUCBIntensifier(scenario, burn_in="designs")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="min_pulls must be an int >= 1"):
+        MaxUCBIntensifier(scenario, min_pulls=0)
+    with pytest.raises(ValueError, match="floor must be"):
+        MaxUCBIntensifier(scenario, floor=-1.0)
+    with pytest.raises(ValueError, match="with initial_design_factory give them as ints"):
         MaxUCBIntensifier(scenario, burn_in="initial_design",
                           initial_design_factory=lambda s: None)  # type: ignore[arg-type,return-value]
     with pytest.raises(ValueError, match="policy must be one of"):
@@ -500,6 +510,7 @@ def test_one_tobit_surrogate_per_arm(tmp_path: Path) -> None:
     intensifier = MaxUCBIntensifier(
         scenario,
         n_initial=1,
+        **ALG1,
         model_factory=tobit,
         runhistory_encoder_factory=CensoredRunHistoryEncoder,
         acquisition_function_factory=lambda s: TobitThompsonSampling(),
@@ -639,3 +650,31 @@ def test_a_result_saved_in_the_run_history_but_not_in_the_bandit_state_is_credit
     smac.ask()  # the intensifier starts: the missing result is credited to its arm
     assert _credited(intensifier) == _successes(smac, intensifier)
     assert len(intensifier.policy.history()) == 2  # 3 burn-in results discarded, 2 credited
+
+
+# ------------------------------------------------------------- the defaults chosen in issue 30
+def test_defaults_are_the_core_cash_settings(tmp_path: Path) -> None:
+    from uvp_plugins.bandits import CASH_FLOOR, CASH_MAXUCB_ALPHA, CashSettings
+
+    cs = cash_space(empty_arm=False)
+    scenario = make_scenario(tmp_path, cs, n_trials=40)
+    intensifier = MaxUCBIntensifier(scenario, acquisition_maximizer_factory=fast_maximizer)
+    settings = CashSettings()
+    assert intensifier.policy.alpha == CASH_MAXUCB_ALPHA and intensifier.policy.floor == CASH_FLOOR
+    assert intensifier.policy.min_pulls == 1 and intensifier.policy.burn_in == 0
+    assert intensifier.meta["n_initial"] == settings.design_size(2, 40)
+    assert intensifier.meta["floor"] == CASH_FLOOR
+    # the same settings make the same core bandit as every other adapter
+    twin = CashBandit.from_settings(2, settings, n_trials=40)
+    assert intensifier.bandit.state_dict() == twin.state_dict()
+    # min_pulls="design" observes each arm's whole initial design (its default + n_initial)
+    observed = MaxUCBIntensifier(scenario, n_initial=3, min_pulls="design",
+                                 acquisition_maximizer_factory=fast_maximizer)
+    assert observed.policy.min_pulls == 4
+    rec = Recorder()
+    smac = HyperparameterOptimizationFacade(scenario, train, intensifier=observed,
+                                            callbacks=[rec], overwrite=True, logging_level=40)
+    smac.optimize()
+    arms = [observed.arm_of(c) for c, _, _ in rec.told]
+    assert arms[:8] == [0, 1] * 4  # the designs, round robin, all observed
+    assert len(observed.policy.history()) == 40

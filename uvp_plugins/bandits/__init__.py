@@ -7,7 +7,17 @@
   crash rule that retires an arm, versioned JSON state. Framework adapters build on it.
 """
 
-from uvp_plugins.bandits.cash_bandit import RETIRE_REASONS, CashBandit
+from uvp_plugins.bandits.cash_bandit import (
+    ALPHA_POLICIES,
+    CASH_DESIGN,
+    CASH_FLOOR,
+    CASH_MAXUCB_ALPHA,
+    RETIRE_REASONS,
+    CashBandit,
+    CashSettings,
+    PullRecord,
+    paper_design_size,
+)
 from uvp_plugins.bandits.policies import (
     POLICIES,
     REWARD_RANGE,
@@ -22,6 +32,13 @@ from uvp_plugins.bandits.policies import (
 )
 
 __all__ = [
+    "ALPHA_POLICIES",
+    "CASH_DESIGN",
+    "CASH_FLOOR",
+    "CASH_MAXUCB_ALPHA",
+    "CashSettings",
+    "PullRecord",
+    "paper_design_size",
     "POLICIES",
     "RETIRE_REASONS",
     "REWARD_RANGE",

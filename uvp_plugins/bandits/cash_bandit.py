@@ -25,7 +25,20 @@ sampler tomorrow):
   the rewards' min-max scaling and of ``t``).
 * :meth:`~CashBandit.state_dict` / :meth:`~CashBandit.from_state_dict` -- the whole state as
   versioned JSON (format ``"uvp-cash-bandit/1"``): the policy's state (observations, pending
-  pulls, burn-in), the retired arms and the crash streaks.
+  pulls, burn-in; policy state version 2, version 1 still read), the retired arms and the crash
+  streaks.
+
+Every rule an adapter needs is here, so the adapters translate only:
+
+* :class:`CashSettings` and :meth:`~CashBandit.from_settings` -- which policy, which policies
+  take ``alpha``, the burn-in, ``min_pulls``, the exploration floor and the per-arm design size
+  (:meth:`CashSettings.design_size`, :func:`paper_design_size`), with the CASH defaults
+  (:data:`CASH_MAXUCB_ALPHA`, :data:`CASH_FLOOR`, :data:`CASH_DESIGN`; chosen on declared tuning
+  tasks, ``docs/results/cash_yahpo6.md``).
+* :meth:`~CashBandit.rebuild` -- the bandit from a store of trials (:class:`PullRecord`), in one
+  replay order (Optuna's storage).
+* :meth:`~CashBandit.reconcile` -- a restored state brought in line with the store it was saved
+  beside (SMAC's ``intensifier.json`` and ``runhistory.json``).
 
 Choice among the available arms (the policy's own rule restricted to them,
 :meth:`IndexPolicy.select <uvp_plugins.bandits.policies.IndexPolicy.select>` with a mask): a
@@ -63,17 +76,201 @@ Alg. 1 runs on arms 0 and 1, and after the 7th trial arm 0's exploration bonus w
 
 from __future__ import annotations
 
+import dataclasses
+import math
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from uvp_plugins.bandits.policies import POLICIES, IndexPolicy, policy_from_state_dict
-from uvp_plugins.validation import check_choice, check_int
+from uvp_plugins.validation import check_choice, check_float, check_int
 
-__all__ = ["CashBandit", "RETIRE_REASONS"]
+__all__ = [
+    "ALPHA_POLICIES",
+    "CASH_DESIGN",
+    "CASH_FLOOR",
+    "CASH_MAXUCB_ALPHA",
+    "CashBandit",
+    "CashSettings",
+    "PullRecord",
+    "RETIRE_REASONS",
+    "paper_design_size",
+]
 
 _STATE_FORMAT = "uvp-cash-bandit/1"
 
 #: why an arm is no longer offered: its HPO has nothing new, or it crashed too often in a row
 RETIRE_REASONS = ("exhausted", "crashed")
+
+#: the policies with an exploration parameter ``alpha`` (``RoundRobin`` has none)
+ALPHA_POLICIES = ("MaxUCB", "UCB", "QuantileUCB")
+
+#: MaxUCB's ``alpha`` when the settings give none (the policy's own default is the paper's 0.5):
+#: the paper's sensitivity study (App. D.4, Table D.6) finds larger values better at T = 200 on
+#: YaHPOGym (alpha 0.8: 75/0/28 against combined search, 0.5: 64/0/39), and ``alpha = 1`` makes
+#: the bonus ``(alpha ln t / n)^2`` bring back any arm with ``n < ln t`` pulls, whatever its
+#: rewards; chosen on the tuning tasks of docs/results/cash_yahpo6.md
+CASH_MAXUCB_ALPHA = 1.0
+
+#: the exploration floor ``c`` when the settings give none: an arm below ``2 ln t`` pulls is
+#: pulled first (about 11 pulls by t = 200), so a class whose HPO starts in a bad region keeps
+#: getting trials until its own model has data to leave it (docs/results/cash_yahpo6.md: with
+#: ``c = 1`` xgboost was still locked out in 3 of 10 seeds of cash-yahpo task 40966)
+CASH_FLOOR = 2.0
+
+#: configurations in each arm's initial design after its default when the settings give none:
+#: none, each arm's HPO models from its default configuration on. Random designs cost most early
+#: (six designs of 50 / (K - 1) + 1 configurations take a third of 200 trials) and were the
+#: costliest choice on the tuning tasks of docs/results/cash_yahpo6.md
+CASH_DESIGN = 0
+
+#: the configurations of the paper's initial designs (App. D): ``50 - K`` for combined search,
+#: ``50 / (K - 1)`` per arm for the two-level approach
+PAPER_DESIGN_TOTAL = 50
+
+
+def paper_design_size(n_arms: int, n_trials: int | None = None) -> int:
+    """Configurations in each arm's initial design after its default (App. D).
+
+    "[W]e always evaluate the default configuration for each model first and then allow SMAC to
+    run an initial design of 50 - #arms configurations in the upper level and 50 / (#arms - 1) in
+    the lower level": ``floor(50 / (K - 1))`` (50 for a single arm), capped when the number of
+    trials is known so that the ``K`` designs, defaults included, fit into it (at most
+    ``n_trials // K - 1`` each, never below 0).
+
+    Example:
+        >>> paper_design_size(6), paper_design_size(6, n_trials=200), paper_design_size(8, 30)
+        (10, 10, 2)
+    """
+    k = check_int("n_arms", n_arms, low=1)
+    size = PAPER_DESIGN_TOTAL // max(1, k - 1)
+    if n_trials is not None:
+        size = min(size, check_int("n_trials", n_trials, low=1) // k - 1)
+    return max(0, size)
+
+
+@dataclass(frozen=True)
+class CashSettings:
+    """How the CASH bandit is set up, independent of the number of arms: one object for every
+    adapter, resolved for ``K`` arms (and, where known, the number of trials) by
+    :meth:`CashBandit.from_settings`.
+
+    Args:
+        policy: a policy name of :data:`~uvp_plugins.bandits.POLICIES`.
+        alpha: the exploration parameter of the policies in :data:`ALPHA_POLICIES`
+            (``None``: the policy's default, 0.5); a policy without one (``RoundRobin``) refuses
+            a value.
+        burn_in: burn-in rounds ``C`` (Alg. E.1, results discarded), or ``"design"``: one round
+            per configuration of an arm's initial design, its default included
+            (``1 + design_size``).
+        min_pulls: recorded pulls per arm before the index decides (Alg. 1: 1), or
+            ``"design"``: ``1 + design_size``, the arm's whole initial design observed.
+        floor: the exploration floor ``c`` of the policy (an arm below ``c ln t`` pulls is
+            pulled first; ``0``: none, Alg. 1).
+        design: configurations in each arm's initial design after its default (default
+            :data:`CASH_DESIGN`, 0: each arm's HPO models from its default on; ``None``: the
+            paper's :func:`paper_design_size`); the adapters size their per-arm HPO with
+            :meth:`design_size`.
+        max_consecutive_crashes: retire an arm after this many failures in a row (``None``:
+            never).
+
+    Raises:
+        ValueError / TypeError: a setting outside its range, named in the message.
+    """
+
+    policy: str = "MaxUCB"
+    alpha: float | None = None
+    burn_in: int | str = 0
+    min_pulls: int | str = 1
+    floor: float = CASH_FLOOR
+    design: int | None = CASH_DESIGN
+    max_consecutive_crashes: int | None = 5
+
+    def __post_init__(self) -> None:
+        check_choice("policy", self.policy, tuple(POLICIES))
+        if self.alpha is not None:
+            if self.policy not in ALPHA_POLICIES:
+                raise ValueError(f"alpha is not a parameter of policy {self.policy!r} (it has no "
+                                 "exploration term); leave alpha unset (None)")
+            object.__setattr__(self, "alpha", check_float("alpha", self.alpha, low=0.0))
+        for name in ("burn_in", "min_pulls"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                check_choice(name, value, ("design",))
+            else:
+                object.__setattr__(self, name, check_int(name, value, low=0 if name == "burn_in" else 1))
+        object.__setattr__(self, "floor", check_float("floor", self.floor, low=0.0))
+        if self.design is not None:
+            object.__setattr__(self, "design", check_int("design", self.design, low=0))
+        if self.max_consecutive_crashes is not None:
+            object.__setattr__(self, "max_consecutive_crashes",
+                               check_int("max_consecutive_crashes", self.max_consecutive_crashes, low=1))
+
+    def design_size(self, n_arms: int, n_trials: int | None = None) -> int:
+        """Configurations of each arm's initial design after its default (``design``, else
+        :func:`paper_design_size`; capped by ``n_trials // K - 1`` when ``n_trials`` is known)."""
+        if self.design is None:
+            return paper_design_size(n_arms, n_trials)
+        if n_trials is None:
+            return self.design
+        return max(0, min(self.design, check_int("n_trials", n_trials, low=1) // n_arms - 1))
+
+    def policy_kwargs(self, n_arms: int, n_trials: int | None = None) -> dict[str, Any]:
+        """The keyword arguments of the policy for ``n_arms`` arms (``"design"`` resolved)."""
+        per_arm = 1 + self.design_size(n_arms, n_trials)
+        kwargs: dict[str, Any] = {
+            "burn_in": per_arm if self.burn_in == "design" else self.burn_in,
+            "min_pulls": per_arm if self.min_pulls == "design" else self.min_pulls,
+            "floor": self.floor,
+        }
+        if self.policy in ALPHA_POLICIES and self.alpha is not None:
+            kwargs["alpha"] = self.alpha
+        elif self.policy == "MaxUCB":
+            kwargs["alpha"] = CASH_MAXUCB_ALPHA
+        return kwargs
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serialisable form (:meth:`from_dict` reads it back)."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CashSettings:
+        unknown = sorted(set(data) - {f.name for f in dataclasses.fields(cls)})
+        if unknown:
+            raise ValueError(f"unknown CASH settings {unknown}")
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class PullRecord:
+    """One trial as an adapter finds it in its framework's store, for :meth:`CashBandit.rebuild`.
+
+    Args:
+        arm: the trial's arm.
+        state: ``"running"``, ``"complete"`` (a finite loss to credit) or ``"failed"`` (crashed,
+            pruned, no usable loss).
+        loss: the loss of a complete trial (lower is better), else ``None``.
+        finished: the finish time's sort key (e.g. a timestamp; ``None`` sorts first) and
+        number: the trial's number, the tie-breaker: finished trials are replayed in this order.
+        burn_in_slot: the burn-in slot the pull took (Alg. E.1), or ``None``.
+        exhausted: a complete trial of an arm whose HPO has nothing new after it (an arm
+            without hyperparameters): the arm is retired as ``"exhausted"``.
+    """
+
+    arm: int
+    state: str
+    loss: float | None = None
+    finished: float | None = None
+    number: int = 0
+    burn_in_slot: int | None = None
+    exhausted: bool = False
+
+    def __post_init__(self) -> None:
+        check_choice("state", self.state, ("running", "complete", "failed"))
+        if self.state == "complete" and (self.loss is None or not math.isfinite(float(self.loss))):
+            raise ValueError(f"a complete pull needs a finite loss, got {self.loss!r} (a trial "
+                             "without one is 'failed')")
 
 
 class CashBandit:
@@ -220,6 +417,102 @@ class CashBandit:
         reason = check_choice("reason", reason, RETIRE_REASONS)
         if self._retired[arm] is None:
             self._retired[arm] = reason
+
+    # --------------------------------------------------------------- settings
+    @classmethod
+    def from_settings(
+        cls, n_arms: int, settings: CashSettings | None = None, n_trials: int | None = None
+    ) -> CashBandit:
+        """The bandit ``settings`` describe, for ``n_arms`` arms and, where the adapter knows
+        it, ``n_trials`` trials (it caps the per-arm design, :meth:`CashSettings.design_size`).
+
+        Example:
+            >>> b = CashBandit.from_settings(6, CashSettings(min_pulls="design", design=None),
+            ...                              n_trials=200)
+            >>> b.policy.min_pulls, b.policy.alpha, b.policy.floor
+            (11, 1.0, 2.0)
+        """
+        settings = CashSettings() if settings is None else settings
+        if not isinstance(settings, CashSettings):
+            raise TypeError(f"settings must be a CashSettings, got {type(settings).__name__}")
+        return cls(n_arms, settings.policy, max_consecutive_crashes=settings.max_consecutive_crashes,
+                   **settings.policy_kwargs(n_arms, n_trials))
+
+    @classmethod
+    def rebuild(
+        cls,
+        n_arms: int,
+        pulls: Iterable[PullRecord],
+        settings: CashSettings | None = None,
+        n_trials: int | None = None,
+    ) -> CashBandit:
+        """The bandit as an external store of trials says (an adapter that keeps no state of its
+        own, e.g. Optuna's storage): one fixed replay order, so every process that reads the
+        same trials builds the same bandit.
+
+        Finished burn-in pulls are replayed first (each registered at its slot, then told or
+        failed: its result is discarded, Alg. E.1), then the other finished pulls, each group in
+        the order the trials finished (``(finished, number)``: the crash rule counts failures in
+        a row), then the running pulls as pending (burn-in ones at their slot); an arm with an
+        ``exhausted`` complete pull is retired as ``"exhausted"``.
+        """
+        bandit = cls.from_settings(n_arms, settings, n_trials)
+        records = list(pulls)
+        finished = [r for r in records if r.state != "running"]
+
+        def order(r: PullRecord) -> tuple[bool, bool, float, int]:
+            return (r.burn_in_slot is None, r.finished is not None,
+                    -math.inf if r.finished is None else r.finished, r.number)
+
+        for r in sorted(finished, key=order):
+            if r.burn_in_slot is not None:
+                bandit.add_pending(r.arm, burn_in_slot=r.burn_in_slot)
+            if r.state == "complete":
+                bandit.tell(r.arm, float(r.loss))  # type: ignore[arg-type]
+            else:
+                bandit.fail(r.arm)
+        for r in records:
+            if r.state == "running":
+                bandit.add_pending(r.arm, burn_in_slot=r.burn_in_slot)
+        for arm in sorted({r.arm for r in finished if r.exhausted and r.state == "complete"}):
+            bandit.retire(arm, "exhausted")
+        return bandit
+
+    def reconcile(self, successes: list[list[float]], running: list[int]) -> list[tuple[int, float]]:
+        """Bring a restored state in line with the store of trials it was saved beside (an
+        adapter that persists this state next to its framework's own record of the trials, e.g.
+        SMAC's ``intensifier.json`` beside ``runhistory.json``, which a killed process may have
+        written one without the other).
+
+        * Every finite loss of ``successes[arm]`` (the store's credited results of that arm) that
+          the state lacks (compared as a multiset with the recorded and burn-in results of the
+          arm) is credited now, smallest first.
+        * Each arm's pending pulls are set to ``running[arm]`` (the store's running trials):
+          surplus pending pulls (asked before the process stopped, never run) are released,
+          missing ones registered.
+
+        Returns the ``(arm, loss)`` pairs credited now.
+        """
+        k = self.n_arms
+        if len(successes) != k or len(running) != k:
+            raise ValueError(f"successes and running must have one entry per arm ({k})")
+        state = self._policy.state_dict()
+        taken: list[Counter[float]] = [Counter() for _ in range(k)]
+        for arm, value in state["history"] + state["burn_discarded"]:
+            taken[arm][float(value)] += 1
+        credited = []
+        for arm, values in enumerate(successes):
+            missing = Counter(float(v) for v in values) - taken[arm]
+            for value in sorted(missing.elements()):
+                self.tell(arm, value)
+                credited.append((arm, value))
+        for arm in range(k):
+            target = check_int(f"running[{arm}]", running[arm], low=0)
+            while self.pending[arm] > target:
+                self.release(arm)
+            while self.pending[arm] < target:
+                self.add_pending(arm)
+        return credited
 
     # ------------------------------------------------------------ persistence
     def state_dict(self) -> dict[str, Any]:

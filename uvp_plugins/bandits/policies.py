@@ -68,6 +68,11 @@ REWARD_RANGE = (0.01, 0.99)
 
 _P = TypeVar("_P", bound="IndexPolicy")
 
+#: version of :meth:`IndexPolicy.state_dict`: 2 added ``params["min_pulls"]`` and
+#: ``params["floor"]``; version-1 states (neither: Alg. 1's single initial pull per arm, no
+#: floor) are read as they were written
+_STATE_VERSION = 2
+
 
 def scale_rewards(
     losses: np.ndarray, low: float = REWARD_RANGE[0], high: float = REWARD_RANGE[1]
@@ -183,14 +188,35 @@ class IndexPolicy(abc.ABC):
         burn_in: burn-in rounds ``C >= 0`` (Alg. E.1): the first ``C*K`` pulls are round-robin
             and their results discarded.
         seed: kept for reproducible randomised policies; the policies here are deterministic.
+        min_pulls: recorded pulls every arm gets, round robin, before the index decides
+            (``>= 1``; Alg. 1 lines 2-4 pull each arm once: ``1``). Their rewards are observed
+            (unlike a burn-in's): with ``min_pulls = m`` no arm is judged on fewer than ``m`` of
+            its own results.
+        floor: an exploration floor ``c >= 0``: after the initial phase, an arm with fewer than
+            ``c ln t`` pulls (recorded plus pending) is pulled before the index is consulted
+            (the fewest first, ties to the lowest index). ``0`` (Alg. 1) never forces a pull.
+            The index alone cannot bring back an arm whose first results were the worst of all:
+            its scaled maximum is near the bottom of the range and its bonus
+            ``(alpha ln t / n)^2`` passes the leader's index only when ``alpha ln t > n``
+            (``t > e^{2n}`` for ``alpha = 0.5``: ``t > 403`` after three pulls); the floor keeps
+            pulling every arm at a logarithmic rate, as UCB's exploration does.
     """
 
     #: name used in state dicts and by :func:`policy_from_state_dict`
     kind: ClassVar[str] = "IndexPolicy"
 
-    def __init__(self, n_arms: int, burn_in: int = 0, seed: int | None = None) -> None:
+    def __init__(
+        self,
+        n_arms: int,
+        burn_in: int = 0,
+        seed: int | None = None,
+        min_pulls: int = 1,
+        floor: float = 0.0,
+    ) -> None:
         self.n_arms = check_int("n_arms", n_arms, low=1)
         self.burn_in = check_int("burn_in", burn_in, low=0)
+        self.min_pulls = check_int("min_pulls", min_pulls, low=1)
+        self.floor = _check_nonneg_float("floor", floor)
         if seed is not None:
             seed = check_int("seed", seed, low=0)
         self.seed = seed
@@ -204,7 +230,8 @@ class IndexPolicy(abc.ABC):
 
     # ------------------------------------------------------------ parameters
     def _params(self) -> dict[str, Any]:
-        return {"n_arms": self.n_arms, "burn_in": self.burn_in, "seed": self.seed}
+        return {"n_arms": self.n_arms, "burn_in": self.burn_in, "seed": self.seed,
+                "min_pulls": self.min_pulls, "floor": self.floor}
 
     # ----------------------------------------------------------------- facts
     @property
@@ -279,9 +306,13 @@ class IndexPolicy(abc.ABC):
     def _choose(self, among: np.ndarray) -> int:
         """The policy's rule restricted to the arms ``among`` (ascending indices)."""
         recorded = np.asarray(self.n_pulls)[among]
-        if recorded.min() == 0:
-            # initial phase (Alg. 1 lines 2-4): fewest pulls (recorded + pending), lowest index
-            counts = recorded + np.asarray(self.pending)[among]
+        counts = recorded + np.asarray(self.pending)[among]
+        if recorded.min() < self.min_pulls:
+            # initial phase (Alg. 1 lines 2-4, min_pulls rounds): fewest pulls (recorded +
+            # pending), lowest index
+            return int(among[int(np.argmin(counts))])
+        if self.floor > 0 and counts.min() < self.floor * math.log(self.t):
+            # exploration floor: the arm furthest below c ln t first
             return int(among[int(np.argmin(counts))])
         return int(among[int(np.nanargmax(self.indices()[among]))])
 
@@ -388,7 +419,7 @@ class IndexPolicy(abc.ABC):
         """JSON-serialisable state (parameters, recorded history, pending pulls, burn-in)."""
         return {
             "type": self.kind,
-            "version": 1,
+            "version": _STATE_VERSION,
             "params": self._params(),
             "history": [[a, x] for a, x in self._history],
             "pending": list(self._pending),
@@ -410,12 +441,18 @@ class IndexPolicy(abc.ABC):
             raise TypeError(f"state must be a dict (from state_dict()), got {type(state).__name__}")
         if state.get("type") != cls.kind:
             raise ValueError(f"state is for policy {state.get('type')!r}, not {cls.kind!r}")
-        if state.get("version") != 1:
-            raise ValueError(f"unsupported state version {state.get('version')!r} (expected 1)")
+        version = state.get("version")
+        if version not in (1, _STATE_VERSION):
+            raise ValueError(f"unsupported state version {version!r} (expected 1 or "
+                             f"{_STATE_VERSION})")
         params = _state_field(state, "params")
         if not isinstance(params, dict):
             raise TypeError(f"state['params'] must be a dict, got {type(params).__name__}")
-        obj = cls(**params)
+        added = sorted({"min_pulls", "floor"} & set(params))
+        if version == 1 and added:
+            raise ValueError(f"state['params'] of a version-1 state has no {added} (added in "
+                             "version 2)")
+        obj = cls(**params)  # version 1: min_pulls = 1 and floor = 0 (Alg. 1)
         k = obj.n_arms
         for arm, x in _state_pairs(state, "history", k):
             obj._history.append((arm, x))
@@ -433,7 +470,26 @@ class IndexPolicy(abc.ABC):
         return f"{type(self).__name__}({params})"
 
 
-class MaxUCB(IndexPolicy):
+class _AlphaPolicy(IndexPolicy):
+    """An index policy with an exploration parameter ``alpha >= 0`` (paper default 0.5)."""
+
+    def __init__(
+        self,
+        n_arms: int,
+        alpha: float = 0.5,
+        burn_in: int = 0,
+        seed: int | None = None,
+        min_pulls: int = 1,
+        floor: float = 0.0,
+    ) -> None:
+        self.alpha = _check_nonneg_float("alpha", alpha)
+        super().__init__(n_arms, burn_in=burn_in, seed=seed, min_pulls=min_pulls, floor=floor)
+
+    def _params(self) -> dict[str, Any]:
+        return {**super()._params(), "alpha": self.alpha}
+
+
+class MaxUCB(_AlphaPolicy):
     """MaxUCB (Balef, Vernade, Eggensperger: *Put CASH on Bandits*, Alg. 1; burn-in Alg. E.1).
 
     Index ``U_i = max_j r_ij + (alpha * ln(t) / n_i)^2`` on rewards ``r = -loss`` min-max scaled
@@ -445,6 +501,8 @@ class MaxUCB(IndexPolicy):
         alpha: exploration parameter ``alpha >= 0`` (paper default 0.5 for rewards in [0, 1]).
         burn_in: burn-in rounds ``C >= 0`` (Alg. E.1; 0 = plain Alg. 1).
         seed: accepted for a uniform interface; MaxUCB is deterministic.
+        min_pulls, floor: see :class:`IndexPolicy` (defaults: Alg. 1's one pull per arm, no
+            floor; the CASH settings of :mod:`uvp_plugins.bandits.cash_bandit` add a floor).
 
     Example:
         >>> b = MaxUCB(2)
@@ -455,20 +513,11 @@ class MaxUCB(IndexPolicy):
 
     kind: ClassVar[str] = "MaxUCB"
 
-    def __init__(
-        self, n_arms: int, alpha: float = 0.5, burn_in: int = 0, seed: int | None = None
-    ) -> None:
-        self.alpha = _check_nonneg_float("alpha", alpha)
-        super().__init__(n_arms, burn_in=burn_in, seed=seed)
-
-    def _params(self) -> dict[str, Any]:
-        return {**super()._params(), "alpha": self.alpha}
-
     def _index(self, rewards: np.ndarray, n: int, t: int) -> float:
         return float(rewards.max()) + (self.alpha * math.log(t) / n) ** 2
 
 
-class UCB(IndexPolicy):
+class UCB(_AlphaPolicy):
     """Classic UCB1 (Auer, 2002) on the same scaled rewards: ``mean_i + sqrt(alpha ln t / n_i)``.
 
     The paper's baseline (Table D.5: ``alpha = 0.5``); same initial phase, ties, burn-in and
@@ -477,20 +526,11 @@ class UCB(IndexPolicy):
 
     kind: ClassVar[str] = "UCB"
 
-    def __init__(
-        self, n_arms: int, alpha: float = 0.5, burn_in: int = 0, seed: int | None = None
-    ) -> None:
-        self.alpha = _check_nonneg_float("alpha", alpha)
-        super().__init__(n_arms, burn_in=burn_in, seed=seed)
-
-    def _params(self) -> dict[str, Any]:
-        return {**super()._params(), "alpha": self.alpha}
-
     def _index(self, rewards: np.ndarray, n: int, t: int) -> float:
         return float(rewards.mean()) + math.sqrt(self.alpha * math.log(t) / n)
 
 
-class QuantileUCB(IndexPolicy):
+class QuantileUCB(_AlphaPolicy):
     """Quantile UCB (Balef et al., 2024; paper Table D.5: ``alpha = 0.5``, ``tau = 0.95``).
 
     Index ``q_tau(r_i) + sqrt(alpha ln t / n_i)`` with the empirical ``tau``-quantile (linear
@@ -506,16 +546,18 @@ class QuantileUCB(IndexPolicy):
         tau: float = 0.95,
         burn_in: int = 0,
         seed: int | None = None,
+        min_pulls: int = 1,
+        floor: float = 0.0,
     ) -> None:
-        self.alpha = _check_nonneg_float("alpha", alpha)
         t = _check_nonneg_float("tau", tau)
         if t > 1.0:
             raise ValueError(f"tau must be a float in [0, 1], got {tau!r}")
         self.tau = t
-        super().__init__(n_arms, burn_in=burn_in, seed=seed)
+        super().__init__(n_arms, alpha=alpha, burn_in=burn_in, seed=seed, min_pulls=min_pulls,
+                         floor=floor)
 
     def _params(self) -> dict[str, Any]:
-        return {**super()._params(), "alpha": self.alpha, "tau": self.tau}
+        return {**super()._params(), "tau": self.tau}
 
     def _index(self, rewards: np.ndarray, n: int, t: int) -> float:
         return float(np.quantile(rewards, self.tau)) + math.sqrt(self.alpha * math.log(t) / n)

@@ -25,6 +25,9 @@ For every problem found under the directory:
 * **optimizer time per step**: for methods that time named steps (e.g. SMAC's ``ask``), calls per
   run and milliseconds per call.
 * **evaluations per arm** (CASH problems): mean evaluations per model class and run, per method.
+* with a baseline, also per budget fraction: wins/ties/losses per task (``numpy.isclose``, the
+  CASH paper's rule) and per paired seed, each with a one-sided sign test, and the mean
+  difference with a bootstrap interval (:mod:`uvp_plugins.bench.paired`).
 * with ``--bootstrap N``: the final mean rank with a 95 % bootstrap interval over seeds and
   P(best), the paper's ranking protocol (:mod:`uvp_plugins.bench.bootstrap_ranks`).
 
@@ -51,6 +54,7 @@ from uvp_plugins.bench.bootstrap_ranks import (
     format_bootstrap_ranks,
     per_task_scores,
 )
+from uvp_plugins.bench.paired import format_paired, paired_rows
 from uvp_plugins.bench.suggest import did_you_mean, short_list
 
 __all__ = [
@@ -565,6 +569,11 @@ def _problem_report(
         f"\n\nScore: {_VIEW_TITLES[view]}. {len(tasks)} task(s), seeds {seeds[0]}..{seeds[-1]} "
         f"({len(seeds)}), B = {pruns[0].total_budget:g} fidelity units; direction {pruns[0].direction}."
     )
+    if base is not None:
+        paired = [row for m in methods if m != base for row in paired_rows(pruns, m, base, fractions)]
+        text += ("\n\nAgainst the baseline at each budget fraction (per task: mean over seeds, "
+                 "ties by numpy.isclose; one-sided sign tests, ties dropped; per seed: the same "
+                 "seed of both):\n\n" + format_paired(paired, base))
     if bootstrap:
         for fraction in fractions:
             boot = bootstrap_mean_ranks(pruns, fraction, bootstrap)

@@ -42,11 +42,16 @@ __all__ = [
     "result_paths",
     "parse_seeds",
     "fixed_worker_hash_seed",
+    "DATA_PATH_OPTIONS",
     "write_summary",
 ]
 
 #: string-hash seed the workers start with when the caller did not set ``PYTHONHASHSEED``
 WORKER_HASH_SEED = "0"
+
+#: problem options that say where data are, not what is measured: left out of the summaries (a
+#: run is the same run wherever its data were read from)
+DATA_PATH_OPTIONS = ("yahpo_data", "yahpo_data_v0")
 
 
 @dataclass(frozen=True)
@@ -164,7 +169,7 @@ def run_one(spec: RunSpec, out: str | os.PathLike[str], threads: int | None = No
         "threads": threads,
         "thread_pools": thread_pool_sizes(),
     }
-    options = {k: v for k, v in spec.problem_options.items() if k != "yahpo_data"}
+    options = {k: v for k, v in spec.problem_options.items() if k not in DATA_PATH_OPTIONS}
     if options:  # e.g. log_params: a different parameterisation of the space
         summary["problem_options"] = options
     if ctx.notes:
@@ -240,7 +245,7 @@ def _job_parameters(job: Any) -> dict[str, Any]:
         return {}
     params = json.loads(json.dumps(asdict(job), default=str))
     if isinstance(job, RunSpec):  # the summary keeps the options that change the problem
-        options = {k: v for k, v in params.pop("problem_options").items() if k != "yahpo_data"}
+        options = {k: v for k, v in params.pop("problem_options").items() if k not in DATA_PATH_OPTIONS}
         params["problem_options"] = options
         if job.total_budget is None:  # the summary holds the B it resolved instead
             params.pop("total_budget")

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from uvp_plugins.bench import registry
-from uvp_plugins.bench.runner import RunSpec, parse_seeds
+from uvp_plugins.bench.runner import DATA_PATH_OPTIONS, RunSpec, parse_seeds
 from uvp_plugins.bench.study import CallJob, Plan, Study, register_study, rows_of
 from uvp_plugins.bench.suggest import unknown_name
 
@@ -67,6 +67,12 @@ def add_yahpo_data(parser: argparse.ArgumentParser) -> None:
         "--yahpo-data", default=None, metavar="PATH",
         help="YAHPO Gym data directory (default: $UVP_YAHPO_DATA, else shared/yahpo_data beside "
         "this repository's clone, else ~/.local/share/yahpo_data)",
+    )
+    parser.add_argument(
+        "--yahpo-data-v0", default=None, metavar="PATH",
+        help="first-generation YAHPO rbv2 data (yahpo_data_v0, for cash-yahpo6; default: "
+        "$UVP_YAHPO_DATA_V0, else yahpo_data_v0 beside the directory $UVP_YAHPO_DATA names, else "
+        "shared/yahpo_data_v0 beside this repository's clone, else ~/.local/share/yahpo_data_v0)",
     )
 
 
@@ -176,10 +182,12 @@ def build_specs(
 
 
 def problem_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The problem options an invocation gives (``--yahpo-data``, ``--log-params``)."""
+    """The problem options an invocation gives (``--yahpo-data``, ``--yahpo-data-v0``,
+    ``--log-params``)."""
     opts: dict[str, Any] = {}
-    if getattr(args, "yahpo_data", None):
-        opts["yahpo_data"] = args.yahpo_data
+    for key in DATA_PATH_OPTIONS:
+        if getattr(args, key, None):
+            opts[key] = getattr(args, key)
     if getattr(args, "log_params", None):
         from uvp_plugins.bench.problems.yahpo import YAHPO_PROBLEMS
 

@@ -7,9 +7,14 @@ ledger stays in control: trial ``n`` is charged with ``ctx.evaluate(("smac", n),
 (one HPO iteration), and a run lasts ``T = ctx.total_budget`` iterations (the scenario's
 ``n_trials``, which also sizes SMAC's initial designs).
 
-* ``smac-maxucb``: :class:`smac_ext.MaxUCBIntensifier` (alpha = 0.5, no burn-in): MaxUCB picks
-  the model class, each class runs SMAC's random-forest HPO on its own subspace (Balef et al.,
-  *Put CASH on Bandits*, Alg. 1).
+* ``smac-maxucb``: :class:`smac_ext.MaxUCBIntensifier` with its defaults: MaxUCB picks the
+  model class, each class runs SMAC's random-forest HPO on its own subspace (Balef et al., *Put
+  CASH on Bandits*, Alg. 1, with the defaults chosen in issue 30, see the intensifier).
+* The other bandit methods below keep the intensifier's settings from before issue 30 (Alg. 1:
+  ``alpha = 0.5``, no exploration floor, every arm judged from its first result, each arm's
+  default then ``T // (4 K) - 1`` Sobol configurations) unless they say otherwise, so that the
+  results of ``docs/results/smac_maxucb.md`` repeat; ``smac-maxucb-v1`` is ``smac-maxucb`` as it
+  was then.
 * ``smac-maxucb-burnin``: the same with a burn-in of ``C = 5`` rounds per arm (Alg. E.1: the
   first ``5 K`` pulls are round-robin and their rewards are not observed by the bandit), the
   paper's remedy for rewards that are not yet stationary early in HPO (App. E.3, YaHPOGym).
@@ -67,9 +72,11 @@ def _cash_configspace(ctx: RunContext) -> Any:
                 f"problem {problem.name!r} is not a CASH problem (it has no {attr!r}); the smac "
                 "CASH methods need a CashProblem (problem kind 'cash')"
             )
-    # CashProblem parameter names are already prefixed with the arm ("svc:C")
+    # CashProblem parameter names are already prefixed with the arm ("svc:C"); a problem's own
+    # default configurations (cash-yahpo6: the scenarios') become the hyperparameters' defaults
     return cash_configspace(
-        problem.arm_spaces, selector=problem.selector, arms=problem.arms, seed=ctx.seed, prefix=False
+        problem.arm_spaces, selector=problem.selector, arms=problem.arms, seed=ctx.seed,
+        prefix=False, defaults=getattr(problem, "arm_defaults", None),
     )
 
 
@@ -120,10 +127,11 @@ def paper_per_arm_design_size(n_arms: int, n_trials: int) -> int:
 def run_smac_cash(
     ctx: RunContext,
     policy: str | None = "MaxUCB",
-    alpha: float = 0.5,
+    alpha: float | None = 0.5,
     burn_in: int | str = 0,
     class_defaults_first: bool = False,
     per_arm_design: str | None = None,
+    **intensifier_options: Any,
 ) -> None:
     """One run: SMAC HPO facade with the bandit intensifier (``policy``) or without (``None``).
 
@@ -131,20 +139,26 @@ def run_smac_cash(
         ctx: the run context of a CASH problem.
         policy: a policy of :mod:`uvp_plugins.bandits` for :class:`smac_ext.MaxUCBIntensifier`,
             or ``None`` for SMAC's own intensifier on the joint space (combined search).
-        alpha: the policy's exploration parameter (ignored by ``"RoundRobin"``).
+        alpha: the policy's exploration parameter (ignored by ``"RoundRobin"``; ``None``: the
+            intensifier's default).
         burn_in: the intensifier's ``burn_in`` (rounds ``C``, or ``"initial_design"``).
         class_defaults_first: combined search only (``policy=None``): the initial design is
             every class's default configuration, then the facade's default Sobol design shortened
             by the number of classes (the paper's combined-search protocol, App. D).
-        per_arm_design: bandit policies only: ``None`` keeps the intensifier's per-arm initial
-            design (default plus ``T // (4 K) - 1`` Sobol configurations); ``"paper"`` uses the
-            paper's (App. D), see :func:`paper_per_arm_design_size`.
+        per_arm_design: bandit policies only: ``None``, the per-arm initial design the
+            intensifier had before issue 30 (default plus ``T // (4 K) - 1`` Sobol
+            configurations, each arm judged from its first result on: ``min_pulls=1``);
+            ``"paper"`` the paper's (App. D), see :func:`paper_per_arm_design_size`, also with
+            ``min_pulls=1`` unless given; ``"default"``: the intensifier's own defaults for the
+            design and ``min_pulls``.
+        **intensifier_options: further arguments of :class:`smac_ext.MaxUCBIntensifier` (e.g.
+            ``min_pulls``).
     """
     if class_defaults_first and policy is not None:
         raise ValueError("class_defaults_first is a combined-search protocol: it needs "
                          f"policy=None, got policy={policy!r}")
-    if per_arm_design not in (None, "paper"):
-        raise ValueError(f"per_arm_design must be None or 'paper', got {per_arm_design!r}")
+    if per_arm_design not in (None, "paper", "default"):
+        raise ValueError(f"per_arm_design must be None, 'paper' or 'default', got {per_arm_design!r}")
     if per_arm_design is not None and policy is None:
         raise ValueError("per_arm_design sizes the bandit's per-arm designs: it needs a bandit "
                          "policy, got policy=None")
@@ -170,14 +184,19 @@ def run_smac_cash(
         )
         intensifier: Any = None
         if policy is not None:
-            kwargs: dict[str, Any] = {"policy": policy}
-            if policy != "RoundRobin":
+            kwargs: dict[str, Any] = {"policy": policy, **intensifier_options}
+            if policy != "RoundRobin" and alpha is not None:
                 kwargs["alpha"] = alpha
             if burn_in:
                 kwargs["burn_in"] = burn_in
-            if per_arm_design == "paper":
-                problem: Any = ctx.problem
-                kwargs["n_initial"] = paper_per_arm_design_size(len(problem.arms), n_trials)
+            n_arms = len(ctx.problem.arms)  # type: ignore[attr-defined]
+            if per_arm_design is None:  # the intensifier's defaults before issue 30
+                kwargs.setdefault("n_initial", max(0, n_trials // (4 * n_arms) - 1))
+            elif per_arm_design == "paper":
+                kwargs["n_initial"] = paper_per_arm_design_size(n_arms, n_trials)
+            if per_arm_design != "default":  # the bandit of Alg. 1 as before issue 30
+                kwargs.setdefault("min_pulls", 1)
+                kwargs.setdefault("floor", 0.0)
             intensifier = MaxUCBIntensifier(scenario, **kwargs)
         facade_kwargs: dict[str, Any] = {}
         if class_defaults_first:
@@ -220,7 +239,11 @@ def run_smac_cash(
 #: intensifier on the joint space
 _METHOD_TABLE: tuple[tuple[str, str, str, dict[str, Any]], ...] = (
     ("smac-maxucb",
-     "MaxUCB intensifier (alpha=0.5) over per-model SMAC RF HPO (smac_ext.MaxUCBIntensifier)",
+     "smac_ext.MaxUCBIntensifier with its defaults: MaxUCB picks the class, per-class SMAC RF HPO",
+     "ours", {"policy": "MaxUCB", "alpha": None, "per_arm_design": "default"}),
+    ("smac-maxucb-v1",
+     "MaxUCB intensifier as smac-maxucb was before issue 30: Alg. 1 (alpha=0.5), each arm's "
+     "default then T // (4K) - 1 Sobol configurations",
      "ours", {"policy": "MaxUCB"}),
     ("smac-maxucb-burnin",
      "MaxUCB-Burn-in intensifier (alpha=0.5, C=5; Alg. E.1) over per-model SMAC RF HPO",
@@ -251,6 +274,15 @@ _METHOD_TABLE: tuple[tuple[str, str, str, dict[str, Any]], ...] = (
     ("smac-roundrobin",
      "Round-robin arm allocation over per-model SMAC RF HPO (paper baseline)",
      "ours", {"policy": "RoundRobin"}),
+    # tuning variants of issue 30 (docs/results/cash_yahpo6.md): the bandit rule chosen with
+    # Optuna (alpha 1, an arm below ln t pulls is pulled first), each arm's design its default
+    # then 0 or the paper's 50 / (K - 1) Sobol configurations
+    ("smac-maxucb-tune-d0",
+     "tuning variant (issue 30): alpha 1, exploration floor ln t, each arm its default then BO",
+     "ours", {"policy": "MaxUCB", "alpha": 1.0, "n_initial": 0, "floor": 1.0}),
+    ("smac-maxucb-tune-paper",
+     "tuning variant (issue 30): alpha 1, exploration floor ln t, paper's per-arm design",
+     "ours", {"policy": "MaxUCB", "alpha": 1.0, "per_arm_design": "paper", "floor": 1.0}),
 )
 
 for _name, _description, _kind, _arguments in _METHOD_TABLE:

@@ -16,20 +16,29 @@ budget is the number of iterations ``T`` (``default_total_budget = 200``; pass
 
 Problems (registered with ``kind="cash"``):
 
-* ``cash-sklearn`` — real training on scikit-learn's bundled datasets (tasks ``digits``,
-  ``breast_cancer``, ``wine``); 8 arms: SVC (RBF), random forest, extra trees, k-NN, logistic
-  regression, MLP, histogram gradient boosting, Gaussian naive Bayes (no hyperparameters).
-  Loss = 1 - accuracy on the stratified 30 % hold-out of
-  :func:`uvp_plugins.bench.problems.sklearn_mf.load_split` (standardised features; split fixed by
-  ``split_seed``, default 0). Fits are kept fast (n_estimators <= 60, max_iter caps) and
-  deterministic (``random_state`` derived from the configuration and the split seed); results
-  are cached per configuration.
+* ``cash-sklearn`` — real training on every classification dataset scikit-learn bundles
+  (tasks ``digits``, ``breast_cancer``, ``wine``, ``iris``); 7 arms, the classes with
+  hyperparameters: SVC (RBF), random forest, extra trees, k-NN, logistic regression, MLP,
+  histogram gradient boosting. Loss = 1 - balanced accuracy, the mean over a stratified 5-fold
+  cross-validation of the whole dataset (folds shuffled with ``split_seed``, default 0; features
+  standardised on each training fold).
+* ``cash-sklearn-holdout`` — ``cash-sklearn`` before issue 30, kept so that earlier results
+  repeat: tasks ``digits``, ``breast_cancer``, ``wine``; the 7 arms plus Gaussian naive Bayes
+  (no hyperparameters); loss = 1 - accuracy on the stratified 30 % hold-out of
+  :func:`uvp_plugins.bench.problems.sklearn_mf.load_split` (standardised features; split fixed
+  by ``split_seed``).
+
+  In both, fits are kept fast (n_estimators <= 60, max_iter caps) and deterministic
+  (``random_state`` derived from the configuration and the split seed); results are cached per
+  configuration.
 * ``cash-yahpo`` — YAHPO Gym ``rbv2_rpart`` and ``rbv2_xgboost`` as two arms on the tasks the two
   scenarios share, at full ``trainsize = 1.0`` and ``repl = 10``; loss = 1 - ``acc``. The
   xgboost arm is *flattened*: ``booster`` (gblinear / gbtree / dart) is one of its categorical
   parameters and the booster-specific parameters are always present in the arm's space; those
   whose YAHPO condition does not hold are dropped before querying the surrogate (they have no
   effect). Numeric ranges and log scales are YAHPO's own.
+* ``cash-yahpo6`` — the CASH paper's six YAHPO classes (glmnet, rpart, svm, aknn, ranger,
+  xgboost) at trainsize 0.525, loss mmce: :mod:`uvp_plugins.bench.problems.cash_yahpo6`.
 * ``cash-synthetic`` — fast noise-free arms with known per-arm minima (see
   :class:`SyntheticCash`), several of them with left-skewed reward distributions (rewards pile up
   near the arm's maximum with a long lower tail, as in the paper's Fig. 1), where the arm with
@@ -59,6 +68,8 @@ __all__ = [
     "YahpoCash",
     "SyntheticCash",
     "SKLEARN_CASH_ARMS",
+    "SKLEARN_CASH_TASKS",
+    "SKLEARN_CASH_TUNABLE_ARMS",
     "SELECTOR",
     "split_config",
     "yahpo_cash_tasks",
@@ -111,6 +122,10 @@ class CashProblem(Problem):
     arm_spaces: dict[str, SearchSpace]
     #: the best loss reachable with each arm, where known (else None)
     arm_optima: dict[str, float | None]
+    #: each arm's default configuration (prefixed names) where the problem defines one (e.g.
+    #: ``cash-yahpo6``: the scenarios' own defaults); ``None``: the optimisers' own rule (the
+    #: centre of every range, ConfigSpace's default and the Optuna CASH sampler's)
+    arm_defaults: dict[str, dict[str, Any]] | None = None
 
     def _set_arms(self, arm_params: Mapping[str, Sequence[Param]]) -> None:
         if not arm_params:
@@ -266,17 +281,44 @@ def _sk_estimator(arm: str, p: Mapping[str, Any], seed: int) -> Any:
     raise ValueError(f"unknown arm {arm!r}; valid arms: {', '.join(SKLEARN_CASH_ARMS)}")
 
 
+#: every classification dataset scikit-learn bundles (nothing is downloaded)
+SKLEARN_CASH_TASKS: tuple[str, ...] = ("digits", "breast_cancer", "wine", "iris")
+
+#: the arms of ``cash-sklearn``: every class of :data:`SKLEARN_CASH_ARMS` with hyperparameters
+SKLEARN_CASH_TUNABLE_ARMS: tuple[str, ...] = tuple(a for a in SKLEARN_CASH_ARMS if a != "gaussian_nb")
+
+
+def _sk_dataset(task: str) -> tuple[np.ndarray, np.ndarray]:
+    from sklearn import datasets
+
+    loaders = {"digits": datasets.load_digits, "breast_cancer": datasets.load_breast_cancer,
+               "wine": datasets.load_wine, "iris": datasets.load_iris}
+    return loaders[task](return_X_y=True)  # type: ignore[no-any-return]
+
+
 class SklearnCash(CashProblem):
-    """``cash-sklearn``: real training of 8 scikit-learn model classes (module docstring).
+    """Real training of scikit-learn model classes: ``cash-sklearn`` and, with
+    ``protocol="holdout"``, ``cash-sklearn-holdout`` (module docstring).
 
     Args:
-        task: ``"digits"`` (default), ``"breast_cancer"`` or ``"wine"``.
-        split_seed: seed of the stratified 70/30 hold-out split.
-        arms: optional subset of :data:`SKLEARN_CASH_ARMS` (in that order by default).
+        task: one of :data:`SKLEARN_CASH_TASKS` (default ``"digits"``; the hold-out protocol
+            has digits, breast_cancer and wine).
+        split_seed: seed of the folds (or of the hold-out split).
+        arms: optional subset of :data:`SKLEARN_CASH_ARMS`, in that order by default; default:
+            the protocol's (``"cv"``: :data:`SKLEARN_CASH_TUNABLE_ARMS`, the 7 classes with
+            hyperparameters; ``"holdout"``: all 8).
+        protocol: ``"cv"``: loss = 1 - balanced accuracy, the mean over a stratified 5-fold
+            cross-validation of the whole dataset (shuffled with ``split_seed``; features
+            standardised on each training fold); ``"holdout"``: loss = 1 - accuracy on the
+            stratified 30 % hold-out of :func:`uvp_plugins.bench.problems.sklearn_mf.load_split`
+            (the problem before issue 30).
         cache_size: number of evaluated configurations remembered (deterministic results).
     """
 
     name = "cash-sklearn"
+    metric = "1-balanced_acc"
+    #: folds of the cross-validation protocol
+    n_folds = 5
 
     def __init__(
         self,
@@ -284,24 +326,52 @@ class SklearnCash(CashProblem):
         split_seed: int = 0,
         arms: Sequence[str] | None = None,
         cache_size: int = 4096,
+        protocol: str = "cv",
     ) -> None:
         from uvp_plugins.bench.problems.sklearn_mf import SKLEARN_TASKS, load_split
 
+        if protocol not in ("cv", "holdout"):
+            raise ValueError(f"protocol must be 'cv' or 'holdout', got {protocol!r}")
+        tasks = SKLEARN_CASH_TASKS if protocol == "cv" else SKLEARN_TASKS
         task = "digits" if task is None else str(task)
-        if task not in SKLEARN_TASKS:
-            raise ValueError(f"unknown task {task!r}; valid tasks: {', '.join(SKLEARN_TASKS)}")
+        if task not in tasks:
+            raise ValueError(f"unknown task {task!r}; valid tasks: {', '.join(tasks)}")
         all_arms = _sk_arms()
-        chosen = list(all_arms) if arms is None else list(arms)
+        default_arms = SKLEARN_CASH_TUNABLE_ARMS if protocol == "cv" else SKLEARN_CASH_ARMS
+        chosen = list(default_arms) if arms is None else list(arms)
         bad = [a for a in chosen if a not in all_arms]
         if bad or not chosen:
             raise ValueError(f"arms must be a non-empty subset of {list(all_arms)}, got {arms!r}")
         self.task = task
+        self.protocol = protocol
+        if protocol == "holdout":
+            self.name = "cash-sklearn-holdout"
+            self.metric = "1-acc"
         self.split_seed = int(split_seed)
-        self._data = load_split(task, self.split_seed)
+        self._data: tuple[np.ndarray, ...] = (
+            load_split(task, self.split_seed) if protocol == "holdout" else _sk_dataset(task)
+        )
         self._set_arms({a: all_arms[a] for a in chosen})
         self._cache: OrderedDict[tuple[Any, ...], float] = OrderedDict()
         self._cache_size = int(cache_size)
         self._lock = threading.Lock()
+
+    def _fit_score(self, arm: str, params: dict[str, Any]) -> float:
+        seed = _sk_seed(arm, params, self.split_seed)
+        if self.protocol == "holdout":
+            X_tr, X_va, y_tr, y_va = self._data
+            est = _sk_estimator(arm, params, seed)
+            est.fit(X_tr, y_tr)
+            return float(np.mean(est.predict(X_va) == y_va))
+        from sklearn.model_selection import StratifiedKFold, cross_val_score
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import StandardScaler
+
+        X, y = self._data
+        folds = StratifiedKFold(self.n_folds, shuffle=True, random_state=self.split_seed)
+        model = make_pipeline(StandardScaler(), _sk_estimator(arm, params, seed))
+        scores = cross_val_score(model, X, y, cv=folds, scoring="balanced_accuracy", n_jobs=1)
+        return float(np.mean(scores))
 
     def _loss(self, arm: str, params: dict[str, Any]) -> float:
         key = (arm, *sorted(params.items()))
@@ -309,13 +379,9 @@ class SklearnCash(CashProblem):
             if key in self._cache:
                 self._cache.move_to_end(key)
                 return self._cache[key]
-        X_tr, X_va, y_tr, y_va = self._data
-        est = _sk_estimator(arm, params, _sk_seed(arm, params, self.split_seed))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # convergence warnings of capped max_iter
-            est.fit(X_tr, y_tr)
-            acc = float(np.mean(est.predict(X_va) == y_va))
-        loss = 1.0 - acc
+            loss = 1.0 - self._fit_score(arm, params)
         with self._lock:
             self._cache[key] = loss
             if len(self._cache) > self._cache_size:
@@ -462,6 +528,14 @@ def _sk_make(task: str | None = None, split_seed: int = 0, **_: Any) -> Problem:
 
 
 def _sk_tasks(**_: Any) -> list[str]:
+    return list(SKLEARN_CASH_TASKS)
+
+
+def _sk_holdout_make(task: str | None = None, split_seed: int = 0, **_: Any) -> Problem:
+    return SklearnCash(task, split_seed=split_seed, protocol="holdout")
+
+
+def _sk_holdout_tasks(**_: Any) -> list[str]:
     from uvp_plugins.bench.problems.sklearn_mf import SKLEARN_TASKS
 
     return list(SKLEARN_TASKS)
@@ -484,7 +558,16 @@ _SPECS: list[tuple[str, Callable[..., Problem], Callable[..., Sequence[str]], st
         "cash-sklearn",
         _sk_make,
         _sk_tasks,
-        "CASH, real scikit-learn training of 8 model classes, loss 1-acc (min), 1 eval/iteration",
+        "CASH, real scikit-learn training of 7 tunable model classes on every bundled "
+        "classification dataset, loss 1 - balanced accuracy of a 5-fold CV (min)",
+        ("sklearn",),
+    ),
+    (
+        "cash-sklearn-holdout",
+        _sk_holdout_make,
+        _sk_holdout_tasks,
+        "CASH, real scikit-learn training of 8 model classes, loss 1-acc on a 30 % hold-out "
+        "(min; cash-sklearn before issue 30)",
         ("sklearn",),
     ),
     (

@@ -9,7 +9,11 @@ Data (:func:`resolve_yahpo_data`): the directory given by ``--yahpo-data`` / ``y
 the environment variable ``UVP_YAHPO_DATA``, else ``shared/yahpo_data`` beside the repository
 clone this package is installed from (the editable install of the README's set-up commands),
 else ``~/.local/share/yahpo_data`` (``$XDG_DATA_HOME/yahpo_data``). None of them depends on the
-working directory. The data are not part of this project.
+working directory. The first-generation rbv2 surrogates of ``cash-yahpo6``
+(:func:`resolve_yahpo_data_v0`) are found the same way: ``--yahpo-data-v0`` /
+``yahpo_data_v0=``, else ``UVP_YAHPO_DATA_V0``, else ``yahpo_data_v0`` beside the directory
+``UVP_YAHPO_DATA`` names, else ``shared/yahpo_data_v0`` beside the clone, else
+``$XDG_DATA_HOME/yahpo_data_v0``. The data are not part of this project.
 
 Protocols (documented in ``docs/benchmarks.md`` too):
 
@@ -43,7 +47,16 @@ from uvp_plugins.bench.registry import ProblemSpec, register_problem
 from uvp_plugins.bench.suggest import unknown_name
 from uvp_plugins.space import FloatParam, IntParam, Param, SearchSpace
 
-__all__ = ["YahpoProblem", "resolve_yahpo_data", "yahpo_surrogate", "YAHPO_SCENARIOS", "YAHPO_PROBLEMS"]
+__all__ = [
+    "YAHPO_PROBLEMS",
+    "YAHPO_SCENARIOS",
+    "YahpoProblem",
+    "default_yahpo_data_dirs",
+    "default_yahpo_data_v0_dirs",
+    "resolve_yahpo_data",
+    "resolve_yahpo_data_v0",
+    "yahpo_surrogate",
+]
 
 #: scenario -> (metric, fidelity parameter, T, instance parameter)
 YAHPO_SCENARIOS: dict[str, tuple[str, str, int, str]] = {
@@ -62,30 +75,72 @@ _DERIVED_METRICS: dict[tuple[str, str], tuple[str, float, float]] = {
 }
 
 
+def _beside_the_clone(folder: str) -> Path:
+    """``shared/<folder>`` beside the repository clone this package is installed from."""
+    return Path(__file__).resolve().parents[3].parent / "shared" / folder
+
+
+def _xdg(folder: str) -> Path:
+    return Path(os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")) / folder
+
+
 def default_yahpo_data_dirs() -> list[Path]:
     """Where the data are looked for without ``--yahpo-data``, in order (module docstring)."""
     out = []
     env = os.environ.get("UVP_YAHPO_DATA")
     if env:
         out.append(Path(env))
-    out.append(Path(__file__).resolve().parents[3].parent / "shared" / "yahpo_data")
-    xdg = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    out.append(Path(xdg) / "yahpo_data")
+    out.append(_beside_the_clone("yahpo_data"))
+    out.append(_xdg("yahpo_data"))
     return out
 
 
-def resolve_yahpo_data(path: str | os.PathLike[str] | None = None, scenario: str | None = None) -> Path:
-    """Find the YAHPO data directory; a clear error says where it looked and how to point to it."""
-    tried = [Path(path)] if path is not None else default_yahpo_data_dirs()
+def default_yahpo_data_v0_dirs() -> list[Path]:
+    """Where the first-generation data (``yahpo_data_v0``) are looked for without
+    ``--yahpo-data-v0``, in order: the environment variable ``UVP_YAHPO_DATA_V0``; a folder
+    ``yahpo_data_v0`` beside the directory ``UVP_YAHPO_DATA`` names (CI sets that variable to
+    ``../shared/yahpo_data``, so ``../shared/yahpo_data_v0`` is found); ``shared/yahpo_data_v0``
+    beside the repository clone; ``$XDG_DATA_HOME/yahpo_data_v0``."""
+    out = []
+    env = os.environ.get("UVP_YAHPO_DATA_V0")
+    if env:
+        out.append(Path(env))
+    current = os.environ.get("UVP_YAHPO_DATA")
+    if current:
+        out.append(Path(current).parent / "yahpo_data_v0")
+    out.append(_beside_the_clone("yahpo_data_v0"))
+    out.append(_xdg("yahpo_data_v0"))
+    return list(dict.fromkeys(out))
+
+
+def _resolve(
+    tried: list[Path], scenario: str | None, what: str, option: str, env: str
+) -> Path:
     for cand in tried:
         if cand.is_dir() and (scenario is None or (cand / scenario / "model.onnx").is_file()):
             return cand.resolve()
     where = ", ".join(str(p) for p in tried)
     need = f" with {scenario}/model.onnx" if scenario else ""
     raise FileNotFoundError(
-        f"YAHPO Gym data directory{need} not found (looked in: {where}). Point to your copy of "
-        "yahpo_data with --yahpo-data PATH (or the environment variable UVP_YAHPO_DATA)."
+        f"{what} directory{need} not found (looked in: {where}). Point to your copy with "
+        f"{option} PATH (or the environment variable {env})."
     )
+
+
+def resolve_yahpo_data(path: str | os.PathLike[str] | None = None, scenario: str | None = None) -> Path:
+    """Find the YAHPO data directory; a clear error says where it looked and how to point to it."""
+    tried = [Path(path)] if path is not None else default_yahpo_data_dirs()
+    return _resolve(tried, scenario, "YAHPO Gym data (yahpo_data)", "--yahpo-data", "UVP_YAHPO_DATA")
+
+
+def resolve_yahpo_data_v0(
+    path: str | os.PathLike[str] | None = None, scenario: str | None = None
+) -> Path:
+    """Find the first-generation YAHPO data directory (``yahpo_data_v0``: rbv2_svm, rbv2_ranger,
+    rbv2_aknn, rbv2_glmnet, rbv2_xgboost; :func:`default_yahpo_data_v0_dirs`)."""
+    tried = [Path(path)] if path is not None else default_yahpo_data_v0_dirs()
+    return _resolve(tried, scenario, "first-generation YAHPO Gym data (yahpo_data_v0)",
+                    "--yahpo-data-v0", "UVP_YAHPO_DATA_V0")
 
 
 def yahpo_surrogate(scenario: str, yahpo_data: str | os.PathLike[str] | None = None) -> YahpoSurrogate:

@@ -15,6 +15,12 @@ a condition) as ``0`` if numeric and as the code of ``"#na#"`` if categorical. T
 a categorical column. ``tests/bench/test_yahpo_surrogate.py`` checks that the values equal
 yahpo-gym 1.0.2's on sampled configurations of every scenario here.
 
+Two generations of data folders are read (``generation=``): ``"current"``, the folders of
+yahpo-gym 1.0.2 (:data:`LAYOUTS`), and ``"v0"``, the first-generation rbv2 surrogates of
+``yahpo_data_v0`` (:data:`LAYOUTS_V0`: same input layout, 6 outputs, column 0 the
+misclassification rate ``mmce``). A folder of the other generation is refused when it is opened
+(its network's input or output widths differ), with an error that says so.
+
 Search spaces are built from ``config_space.json`` as ConfigSpace 1.x reads it: float bounds are
 rounded to 13 decimal places (ConfigSpace's ``ROUND_PLACES``), the parameters keep the file's
 order, so spaces (and hence every seeded run) are the ones earlier results were measured on.
@@ -26,6 +32,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
@@ -38,7 +45,15 @@ import numpy as np
 
 from uvp_plugins.space import CategoricalParam, FloatParam, IntParam, Param
 
-__all__ = ["ScenarioLayout", "LAYOUTS", "YahpoSurrogate", "load_surrogate", "MISSING_CATEGORY"]
+__all__ = [
+    "GENERATIONS",
+    "LAYOUTS",
+    "LAYOUTS_V0",
+    "MISSING_CATEGORY",
+    "ScenarioLayout",
+    "YahpoSurrogate",
+    "load_surrogate",
+]
 
 #: the code ``encoding.json`` gives a categorical parameter that is not set
 MISSING_CATEGORY = "#na#"
@@ -99,6 +114,51 @@ LAYOUTS: dict[str, ScenarioLayout] = {
     ),
 }
 
+#: The first-generation rbv2 surrogates (``yahpo_data_v0``: slds-lmu/yahpo_data at its initial
+#: commit 3a646b8, the networks ``new_model.onnx`` renamed ``model.onnx``). Their inputs have
+#: yahpo-gym 1.0.2's column order for these scenarios (the widths match it); their output has 6
+#: columns, not 9: column 0 is the misclassification rate ``mmce`` (the data folder's README:
+#: correlation -0.96 with the current surrogate's ``acc``); the others are, most likely, the
+#: names given here (checked only by correlation with the current targets).
+_RBV2_V0_TARGETS = ("mmce", "f1", "auc", "logloss", "timetrain", "timepredict")
+
+#: scenario -> layout of the first-generation surrogates (``generation="v0"``)
+LAYOUTS_V0: dict[str, ScenarioLayout] = {
+    "rbv2_svm": ScenarioLayout(
+        cont_names=("cost", "gamma", "tolerance", "degree", "trainsize", "repl"),
+        cat_names=("task_id", "kernel", "num.impute.selected.cpo"),
+        targets=_RBV2_V0_TARGETS,
+        instance="task_id",
+        fidelities=("trainsize", "repl"),
+    ),
+    "rbv2_ranger": ScenarioLayout(
+        cont_names=("num.trees", "sample.fraction", "mtry.power", "min.node.size",
+                    "num.random.splits", "trainsize", "repl"),
+        cat_names=("task_id", "respect.unordered.factors", "splitrule", "num.impute.selected.cpo"),
+        targets=_RBV2_V0_TARGETS,
+        instance="task_id",
+        fidelities=("trainsize", "repl"),
+    ),
+    "rbv2_aknn": ScenarioLayout(
+        cont_names=("k", "M", "ef", "ef_construction", "trainsize", "repl"),
+        cat_names=("task_id", "distance", "num.impute.selected.cpo"),
+        targets=_RBV2_V0_TARGETS,
+        instance="task_id",
+        fidelities=("trainsize", "repl"),
+    ),
+    "rbv2_glmnet": ScenarioLayout(
+        cont_names=("alpha", "s", "trainsize", "repl"),
+        cat_names=("task_id", "num.impute.selected.cpo"),
+        targets=_RBV2_V0_TARGETS,
+        instance="task_id",
+        fidelities=("trainsize", "repl"),
+    ),
+    "rbv2_xgboost": dataclasses.replace(LAYOUTS["rbv2_xgboost"], targets=_RBV2_V0_TARGETS),
+}
+
+#: data generation -> its layouts (``"current"``: ``yahpo_data``; ``"v0"``: ``yahpo_data_v0``)
+GENERATIONS: dict[str, dict[str, ScenarioLayout]] = {"current": LAYOUTS, "v0": LAYOUTS_V0}
+
 
 @dataclass(frozen=True)
 class Condition:
@@ -141,15 +201,25 @@ class YahpoSurrogate:
     """One YAHPO Gym scenario: its search space, instances and surrogate (see module doc).
 
     Args:
-        scenario: a key of :data:`LAYOUTS`.
+        scenario: a key of the generation's layouts (:data:`LAYOUTS`, :data:`LAYOUTS_V0`).
         folder: the scenario's data folder (``<yahpo_data>/<scenario>``).
+        generation: ``"current"`` (the data folders of yahpo-gym 1.0.2) or ``"v0"`` (the
+            first-generation rbv2 surrogates, :data:`LAYOUTS_V0`). A folder of the other
+            generation is refused (its network has other input or output widths).
     """
 
-    def __init__(self, scenario: str, folder: str | os.PathLike[str]) -> None:
-        if scenario not in LAYOUTS:
-            raise ValueError(f"unknown YAHPO scenario {scenario!r}; valid: {', '.join(LAYOUTS)}")
+    def __init__(
+        self, scenario: str, folder: str | os.PathLike[str], generation: str = "current"
+    ) -> None:
+        if generation not in GENERATIONS:
+            raise ValueError(f"generation must be one of {list(GENERATIONS)}, got {generation!r}")
+        layouts = GENERATIONS[generation]
+        if scenario not in layouts:
+            raise ValueError(f"unknown YAHPO scenario {scenario!r} of generation {generation!r}; "
+                             f"valid: {', '.join(layouts)}")
         self.scenario = scenario
-        self.layout = LAYOUTS[scenario]
+        self.generation = generation
+        self.layout = layouts[scenario]
         folder = Path(folder)
         files = {name: folder / name for name in ("config_space.json", "encoding.json", "model.onnx")}
         missing = [str(p) for p in files.values() if not p.is_file()]
@@ -168,14 +238,20 @@ class YahpoSurrogate:
         skip = {lay.instance, *lay.fidelities}
         #: the search space's parameters (instance and fidelities excluded), in the file's order
         self.params: list[Param] = [_param(hp) for hp in hps if hp["name"] not in skip]
+        #: the default value ``config_space.json`` gives each of those parameters (mlr3's
+        #: defaults in the rbv2 scenarios), where it gives one
+        self.defaults: dict[str, Any] = {
+            p.name: p.validate(by_name[p.name]["default"])
+            for p in self.params if by_name[p.name].get("default") is not None
+        }
         self.conditions: list[Condition] = [_condition(c) for c in space.get("conditions", [])]
         self._folder = str(folder)
         self._session = self._open(files["model.onnx"])
 
-    def __reduce__(self) -> tuple[Any, tuple[str, str]]:
+    def __reduce__(self) -> tuple[Any, tuple[str, str, str]]:
         # an ONNX session does not pickle: a copy (e.g. in a Ray worker) reopens the folder,
         # once per process (the cache of _surrogate_in)
-        return _surrogate_in, (self.scenario, self._folder)
+        return _surrogate_in, (self.scenario, self._folder, self.generation)
 
     def _open(self, model: Path) -> Any:
         import onnxruntime as ort
@@ -185,12 +261,17 @@ class YahpoSurrogate:
         options.intra_op_num_threads = 1
         session = ort.InferenceSession(str(model), sess_options=options, providers=["CPUExecutionProvider"])
         inputs = {i.name: i.shape[-1] for i in session.get_inputs()}
+        # the first-generation networks were exported with a fixed batch size of 1
+        batch = {i.shape[0] for i in session.get_inputs()}
+        self._one_row_at_a_time = batch == {1}
         want = {"x_cat": len(self.layout.cat_names), "x_cont": len(self.layout.cont_names)}
         n_out = session.get_outputs()[0].shape[-1]
         if inputs != want or n_out != len(self.layout.targets):
+            other = "v0" if self.generation == "current" else "current"
             raise ValueError(
-                f"YAHPO scenario {self.scenario}: model.onnx has inputs {inputs} and {n_out} outputs, "
-                f"expected {want} and {len(self.layout.targets)} (a data folder of another version?)"
+                f"YAHPO scenario {self.scenario}: {model} has inputs {inputs} and {n_out} outputs, "
+                f"expected {want} and {len(self.layout.targets)} for the {self.generation!r} "
+                f"generation (a data folder of another version? e.g. the {other!r} generation)"
             )
         return session
 
@@ -228,6 +309,10 @@ class YahpoSurrogate:
         if not configs:
             return np.zeros((0, len(self.layout.targets)))
         x_cat, x_cont = self.encode([self.active(c) for c in configs])
+        if self._one_row_at_a_time:
+            rows = [self._session.run(None, {"x_cat": x_cat[i:i + 1], "x_cont": x_cont[i:i + 1]})[0]
+                    for i in range(len(configs))]
+            return np.asarray(np.concatenate(rows), dtype=float)
         out = self._session.run(None, {"x_cat": x_cat, "x_cont": x_cont})[0]
         return np.asarray(out, dtype=float)
 
@@ -240,11 +325,11 @@ class YahpoSurrogate:
             ) from None
 
 
-def load_surrogate(scenario: str, data_path: str) -> YahpoSurrogate:
+def load_surrogate(scenario: str, data_path: str, generation: str = "current") -> YahpoSurrogate:
     """The scenario's surrogate from ``<data_path>/<scenario>`` (cached per process)."""
-    return _surrogate_in(scenario, str(Path(data_path) / scenario))
+    return _surrogate_in(scenario, str(Path(data_path) / scenario), generation)
 
 
 @functools.lru_cache(maxsize=16)
-def _surrogate_in(scenario: str, folder: str) -> YahpoSurrogate:
-    return YahpoSurrogate(scenario, folder)
+def _surrogate_in(scenario: str, folder: str, generation: str = "current") -> YahpoSurrogate:
+    return YahpoSurrogate(scenario, folder, generation)
