@@ -8,8 +8,17 @@ with the experiment (issue 19, item 7). Instead, the state lives in two files ne
 * ``<path>.log<generation>`` — the records written after that snapshot, one JSON array per line,
   copied into a shared memory mapping of the file (``mmap``; the file is preallocated in 1 MiB
   steps with ``posix_fallocate`` and cut to its records when closed). A copy into the mapping
-  costs a fraction of a ``write`` system call, which matters: the Ray scheduler journals every
-  result.
+  costs a fraction of a ``write`` system call, which matters: the Ray schedulers journal every
+  result, row included.
+
+**Encoding.** :func:`record_line` encodes a record with ``orjson`` when every value in it is a
+plain ``str``/``int``/``float``/``bool``/``None`` (at the top level or in a ``dict`` of such
+values, as Ray's flattened result rows are) and every float is finite: for such records its text
+reads back (``json.loads``) to exactly what the standard library's would, at about a tenth of
+the cost (a 19-key Ray result: ~1 µs against ~12 µs). Anything else - NaN or infinity (which
+``orjson`` would write as ``null``), lists, numpy values, subclasses, integers beyond 64 bits -
+goes through the standard library's encoder with :func:`jsonable` as fallback, as before. Logs
+are read with the standard library either way.
 
 **Kill safety and fsync policy.** A shared mapping *is* the operating system's page cache of the
 file: a record is in the kernel as soon as it is copied, so a driver killed at any instant
@@ -53,13 +62,16 @@ from __future__ import annotations
 
 import errno
 import json
+import math
 import mmap
 import os
 import tempfile
 import time
 from typing import Any
 
-__all__ = ["Journal", "JournalError", "jsonable"]
+import orjson
+
+__all__ = ["Journal", "JournalError", "jsonable", "record_line"]
 
 _GENERATION = "generation"
 _ARCHIVE_SIZE = "archive_size"
@@ -199,15 +211,15 @@ class Journal:
 
     def append(self, record: list[Any]) -> None:
         """Append one record (a JSON-serialisable list)."""
-        self.append_lines([json.dumps(record, separators=(",", ":"), default=jsonable)])
+        self.append_line(record_line(record))
 
-    def append_line(self, line: str) -> None:
-        """Append one already serialised record: a JSON array *ending with a newline* (the
-        scheduler's hot path, one call per result: the mapped copy is inlined)."""
+    def append_line(self, data: bytes) -> None:
+        """Append one already serialised record, :func:`record_line`'s bytes (a JSON array
+        *ending with a newline*; the schedulers' hot path, one call per result: the mapped copy
+        is inlined)."""
         log = self._log
         if log is None:
             log = self._log = _AppendLog(self._log_path(self._generation))
-        data = line.encode()
         mapped = log.map
         end = log.pos + len(data)
         if mapped is not None and end <= log.size:
@@ -219,12 +231,13 @@ class Journal:
             log.sync()
         self.n_records += 1
 
-    def append_lines(self, lines: list[str]) -> None:
-        """Append already serialised records (one JSON array each, no newline) at once."""
+    def append_lines(self, lines: list[bytes]) -> None:
+        """Append already serialised records (:func:`record_line`'s bytes, each ending with a
+        newline) at once."""
         log = self._log
         if log is None:
             log = self._log = _AppendLog(self._log_path(self._generation))
-        log.write(("\n".join(lines) + "\n").encode("utf-8"))
+        log.write(b"".join(lines))
         if self.fsync:
             log.sync()
         self.n_records += len(lines)
@@ -386,6 +399,56 @@ def _fsync_dir(directory: str) -> None:
         os.close(fd)
 
 
+#: exact types whose JSON text ``orjson`` and the standard library agree on (finite floats)
+_PLAIN = frozenset((str, int, float, bool, type(None)))
+_ORJSON_LINE = orjson.OPT_APPEND_NEWLINE
+
+
+def record_line(record: list[Any]) -> bytes:
+    """``record`` as one log line: compact JSON and a newline (see *Encoding* in the module
+    docstring: ``orjson`` for plain records, the standard library for the rest).
+
+    Example:
+        >>> record_line(["c", "t_00001", 3.0, 3, None, {"loss": 0.25, "done": False}])
+        b'["c","t_00001",3.0,3,null,{"loss":0.25,"done":false}]\\n'
+        >>> record_line(["t", 4, float("nan")])  # orjson would write null
+        b'["t",4,NaN]\\n'
+    """
+    plain = _PLAIN
+    for item in record:
+        kind = type(item)
+        if kind is dict:
+            if not plain.issuperset(map(type, item.values())):
+                break
+        elif kind not in plain:
+            break
+    else:
+        try:
+            line = orjson.dumps(record, option=_ORJSON_LINE)
+        except TypeError:  # an int beyond 64 bits, a lone surrogate, a key that is not a str
+            pass
+        else:
+            # orjson writes NaN and infinities as null: only a record with null needs a look
+            if b"null" not in line or _all_finite(record):
+                return line
+    return (_ENCODE(record) + "\n").encode()
+
+
+def _all_finite(record: list[Any]) -> bool:
+    """No float in ``record`` (or in one of its dicts) is NaN or infinite."""
+    isfinite = math.isfinite
+    for item in record:
+        kind = type(item)
+        if kind is float:
+            if not isfinite(item):
+                return False
+        elif kind is dict:
+            for value in item.values():
+                if type(value) is float and not isfinite(value):
+                    return False
+    return True
+
+
 def jsonable(value: Any) -> Any:
     """JSON fallback for values results may carry: numpy scalars/arrays, other objects as text."""
     item = getattr(value, "item", None)
@@ -398,3 +461,8 @@ def jsonable(value: Any) -> Any:
     if callable(tolist):
         return tolist()
     return str(value)
+
+
+#: the standard library's compact encoder, built once (``json.dumps`` with arguments builds an
+#: encoder per call)
+_ENCODE = json.JSONEncoder(separators=(",", ":"), default=jsonable).encode
