@@ -7,9 +7,10 @@ with the experiment (issue 19, item 7). Instead, the state lives in two files ne
   (temporary file, ``fsync``, ``os.replace``, ``fsync`` of the directory);
 * ``<path>.log<generation>`` — the records written after that snapshot, one JSON array per line,
   copied into a shared memory mapping of the file (``mmap``; the file is preallocated in 1 MiB
-  steps with ``posix_fallocate`` and cut to its records when closed). A copy into the mapping
-  costs a fraction of a ``write`` system call, which matters: the Ray schedulers journal every
-  result, row included.
+  steps with ``posix_fallocate``, each step faulted in for writing at once with
+  ``madvise(MADV_POPULATE_WRITE)`` where Linux offers it, and cut to its records when closed). A
+  copy into the mapping costs a fraction of a ``write`` system call, which matters: the Ray
+  schedulers journal every result, row included.
 
 **Encoding.** :func:`record_line` encodes a record with ``orjson`` when every value in it is a
 plain ``str``/``int``/``float``/``bool``/``None`` (at the top level or in a ``dict`` of such
@@ -65,6 +66,7 @@ import json
 import math
 import mmap
 import os
+import sys
 import tempfile
 import time
 from typing import Any
@@ -331,6 +333,7 @@ class _AppendLog:
                 _allocate(self.fd, self.size, size - self.size)
                 self.size = size
             self.map = mmap.mmap(self.fd, self.size)
+            _prefault(self.map, self.pos)
 
     def write(self, data: bytes) -> None:
         if self.map is None:
@@ -384,6 +387,33 @@ def _allocate(fd: int, offset: int, length: int) -> None:
             if err.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
                 raise
     os.ftruncate(fd, offset + length)
+
+
+#: ``madvise(MADV_POPULATE_WRITE)``: Linux >= 5.14 (the ``mmap`` module of older Pythons does not
+#: name it; its value is 23 on every Linux architecture)
+_MADV_POPULATE_WRITE: int | None = getattr(
+    mmap, "MADV_POPULATE_WRITE", 23 if sys.platform.startswith("linux") else None
+)
+
+
+def _prefault(mapped: mmap.mmap, start: int) -> None:
+    """Fault in the mapping's pages from ``start`` on for writing, all at once.
+
+    Without it the first record copied into each page takes a write fault (the file system
+    marks the page dirty and maps its preallocated block): in a Ray driver about one result in
+    ten paid 10-20 µs for it. One ``madvise`` for the whole 1 MiB step costs about 1 ms, a
+    fraction of its ~256 separate faults, and writes nothing (the file keeps its zeros, so a
+    record is still complete only once its newline is copied). Where the kernel or platform
+    does not offer it, the pages fault one by one as before.
+    """
+    madvise = getattr(mapped, "madvise", None)
+    if _MADV_POPULATE_WRITE is None or madvise is None:
+        return
+    offset = start - start % mmap.PAGESIZE
+    try:
+        madvise(_MADV_POPULATE_WRITE, offset, len(mapped) - offset)
+    except (OSError, ValueError):  # an older kernel (EINVAL), a file system that refuses it
+        pass
 
 
 def _fsync_dir(directory: str) -> None:

@@ -132,6 +132,27 @@ def test_log_grows_past_its_preallocation_and_reopens_after_a_torn_record(tmp_pa
     assert records[-1] == ["after"] and len(records) == 3001
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="MADV_POPULATE_WRITE is Linux's")
+def test_appends_into_the_mapping_take_no_page_fault(tmp_path) -> None:
+    """The preallocated step is faulted in for writing when it is mapped (one madvise), so the
+    records copied into it afterwards cost no fault each (about 190 faults for these 2000
+    records without it)."""
+    import resource
+
+    j = Journal(tmp_path / "s.state")
+    j.write_snapshot({})
+    line = record_line(["c", "x" * 380])
+    j.append_line(line)  # opens and maps the log
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(2000):  # ~0.8 MB: within the first 1 MiB step
+        j.append_line(line)
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+    j.close()
+    assert faults < 20
+    _, records = Journal(tmp_path / "s.state").load()
+    assert len(records) == 2001 and records[-1] == ["c", "x" * 380]
+
+
 def test_plain_writes_where_the_file_cannot_be_mapped(tmp_path, monkeypatch) -> None:
     import raytune_ext._journal as journal_module
 
