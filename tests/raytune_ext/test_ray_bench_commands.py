@@ -30,8 +30,15 @@ def test_ray_overhead_rows_for_both_schedulers(ray_cluster: str) -> None:
         assert r["mean_ms"] > 0 and math.isfinite(r["mean_ms"])
         assert r["hook_calls"] > r["calls"] and r["hook_total_s"] > 0 and r["wall_s"] > 0
         assert r["stalled"] in (0, 1)  # Ray's HyperBandScheduler may leave a trial paused
+        # CPU time of the driver thread: positive, and never much above the wall time
+        assert 0 < r["cpu_median_ms"] and 0 < r["cpu_mean_ms"] <= 1.5 * r["mean_ms"]
     text = format_ray_overhead(rows)
     assert "| HyperBandScheduler | 17 |" in text and "on_trial_result calls" in text
+    ours, ray = rows[1], rows[0]
+    assert (
+        f"ID-HB / HyperBandScheduler per on_trial_result: mean {ours['mean_ms'] / ray['mean_ms']:.2f}x"
+        in text
+    )
 
 
 def test_idhb_ray_trains_the_core_continuation(ray_cluster: str) -> None:

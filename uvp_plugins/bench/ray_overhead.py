@@ -8,7 +8,10 @@ checkpoints), the same ``max_t`` and ``reduction_factor`` and the same number of
 (:meth:`raytune_ext.IterativeDeepeningHyperBandScheduler.num_samples_needed`; one trial per CPU
 of a local ``ray.init(num_cpus=2, include_dashboard=False)`` cluster). :class:`HookTimer` wraps
 the scheduler's hooks on the instance and records the wall time of every call (outermost calls
-only: a hook calling another hook is counted once). The figure of interest is the time per
+only: a hook calling another hook is counted once), and also the CPU time of the calling thread
+(``time.thread_time``: what the call computed, without the time the driver spent descheduled
+while another process ran - on a shared, loaded machine most of a microsecond call's wall time
+can be such waiting). The figure of interest is the time per
 ``on_trial_result`` (where both schedulers take their rung decisions; ours also writes its
 state file after each decision); the total time of all hooks (``on_trial_add``,
 ``choose_trial_to_run``, ``on_trial_complete``, ...) is reported beside it. With ``repeats > 1``
@@ -49,13 +52,13 @@ SCHEDULER_HOOKS = (
 class HookTimer:
     """Times the hooks of one scheduler instance (wrapped in place on the instance).
 
-    ``calls`` lists ``(hook, start, seconds)`` for every outermost call (``start`` on the
-    ``time.monotonic()`` clock).
+    ``calls`` lists ``(hook, start, seconds, cpu_seconds)`` for every outermost call (``start``
+    on the ``time.monotonic()`` clock; ``cpu_seconds`` the calling thread's CPU time).
     """
 
     def __init__(self, scheduler: Any, hooks: Sequence[str] = SCHEDULER_HOOKS) -> None:
         self.hooks = tuple(hooks)
-        self.calls: list[tuple[str, float, float]] = []
+        self.calls: list[tuple[str, float, float, float]] = []
         self._depth = 0
         for hook in self.hooks:
             setattr(scheduler, hook, self._wrap(hook, getattr(scheduler, hook)))
@@ -65,24 +68,30 @@ class HookTimer:
         def timed(*args: Any, **kwargs: Any) -> Any:
             self._depth += 1
             start = time.monotonic()
+            c0 = time.thread_time()
             t0 = time.perf_counter()
             try:
                 return method(*args, **kwargs)
             finally:
                 dt = time.perf_counter() - t0
+                cpu = time.thread_time() - c0
                 self._depth -= 1
                 if self._depth == 0:
-                    self.calls.append((hook, start, dt))
+                    self.calls.append((hook, start, dt, cpu))
 
         return timed
 
     def seconds(self, hook: str, until: float = math.inf) -> list[float]:
         """Wall seconds of the calls of ``hook`` that started before ``until``."""
-        return [dt for h, start, dt in self.calls if h == hook and start <= until]
+        return [dt for h, start, dt, _cpu in self.calls if h == hook and start <= until]
+
+    def cpu_seconds(self, hook: str, until: float = math.inf) -> list[float]:
+        """Thread CPU seconds of the calls of ``hook`` that started before ``until``."""
+        return [cpu for h, start, _dt, cpu in self.calls if h == hook and start <= until]
 
     def total(self, until: float = math.inf) -> tuple[int, float]:
         """(calls, seconds) of all hooks, calls started before ``until``."""
-        sel = [dt for _h, start, dt in self.calls if start <= until]
+        sel = [dt for _h, start, dt, _cpu in self.calls if start <= until]
         return len(sel), float(sum(sel))
 
 
@@ -114,7 +123,8 @@ def ray_scheduler_overhead(
 
     Row keys: ``scheduler``, ``runs``, ``trials``, ``results`` (results Ray reported, one per
     trained iteration), ``calls`` (of ``on_trial_result``), ``mean_ms``, ``median_ms``,
-    ``p95_ms``, ``max_ms`` (per ``on_trial_result``), ``hook_calls`` and ``hook_total_s`` (all
+    ``p95_ms``, ``max_ms`` (wall time per ``on_trial_result``), ``cpu_mean_ms`` and
+    ``cpu_median_ms`` (its thread CPU time), ``hook_calls`` and ``hook_total_s`` (all
     hooks), ``wall_s`` (``tune.run`` wall time, summed over runs) and ``stalled`` (runs ended by
     :class:`~uvp_plugins.bench.idhb_ray.StallStopper` after ``stall_s`` seconds without a
     result; their hook calls after the last result and the ``stall_s`` wait are left out).
@@ -181,6 +191,10 @@ def ray_scheduler_overhead(
             [s for t, until in timers[name] for s in t.seconds("on_trial_result", until)],
             dtype=float,
         )
+        cpu_ms = 1000.0 * np.array(
+            [s for t, until in timers[name] for s in t.cpu_seconds("on_trial_result", until)],
+            dtype=float,
+        )
         hooks = [t.total(until) for t, until in timers[name]]
         rows.append(
             {
@@ -195,6 +209,8 @@ def ray_scheduler_overhead(
                 "median_ms": float(np.median(ms)) if ms.size else float("nan"),
                 "p95_ms": float(np.percentile(ms, 95)) if ms.size else float("nan"),
                 "max_ms": float(ms.max()) if ms.size else float("nan"),
+                "cpu_mean_ms": float(cpu_ms.mean()) if cpu_ms.size else float("nan"),
+                "cpu_median_ms": float(np.median(cpu_ms)) if cpu_ms.size else float("nan"),
                 "hook_calls": sum(c for c, _ in hooks),
                 "hook_total_s": float(sum(sec for _, sec in hooks)),
                 "wall_s": wall[name],
@@ -205,24 +221,43 @@ def ray_scheduler_overhead(
 
 
 def format_ray_overhead(rows: Sequence[dict[str, Any]]) -> str:
-    """Markdown table of :func:`ray_scheduler_overhead` rows."""
+    """Markdown table of :func:`ray_scheduler_overhead` rows, and the ratios of ID-HB's time per
+    ``on_trial_result`` to ``HyperBandScheduler``'s (wall mean, wall median, CPU mean, CPU
+    median) when both are there."""
     if not rows:
         return "(no runs)"
     first = rows[0]
+    nan = float("nan")
     lines = [
         f"## Scheduler time per on_trial_result: max_t = {first['max_t']}, "
         f"reduction_factor = {first['eta']}, {first['runs']} run(s) each",
         "",
         "| scheduler | trials | results | on_trial_result calls | mean ms | median ms | p95 ms | "
-        "max ms | all hooks: calls | all hooks: total s | tune.run wall s | stalled runs |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "max ms | CPU mean ms | CPU median ms | all hooks: calls | all hooks: total s | "
+        "tune.run wall s | stalled runs |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(
             f"| {r['scheduler']} | {r['trials']} | {r['results']} | {r['calls']} | "
             f"{r['mean_ms']:.3f} | {r['median_ms']:.3f} | {r['p95_ms']:.3f} | {r['max_ms']:.3f} | "
+            f"{r.get('cpu_mean_ms', nan):.3f} | {r.get('cpu_median_ms', nan):.3f} | "
             f"{r['hook_calls']} | {r['hook_total_s']:.3f} | {r['wall_s']:.1f} | {r['stalled']} |"
         )
+    by_name = {r["scheduler"]: r for r in rows}
+    ours, ray = by_name.get(SCHEDULERS[1]), by_name.get(SCHEDULERS[0])
+    if ours is not None and ray is not None:
+        ratios = [
+            f"{label} {ours.get(key, nan) / ray.get(key, nan):.2f}x"
+            if ray.get(key) else f"{label} -"
+            for label, key in (
+                ("mean", "mean_ms"),
+                ("median", "median_ms"),
+                ("CPU mean", "cpu_mean_ms"),
+                ("CPU median", "cpu_median_ms"),
+            )
+        ]
+        lines += ["", "ID-HB / HyperBandScheduler per on_trial_result: " + ", ".join(ratios)]
     if any(r["stalled"] for r in rows):
         lines += [
             "",
