@@ -17,12 +17,22 @@ state file after each decision); the total time of all hooks (``on_trial_add``,
 ``choose_trial_to_run``, ``on_trial_complete``, ...) is reported beside it. With ``repeats > 1``
 the two schedulers alternate and their calls are pooled. Wall times on a shared machine are
 noisy.
+
+``baselines`` adds the ID-HB scheduler of other checkouts to the same runs (``{"main":
+"/tmp/main"}``: a directory holding that version's ``raytune_ext/``, e.g. a ``git archive``
+extract), imported under an alias package (:func:`load_baseline_scheduler`): the versions are
+then compared in the same invocation and cluster, alternating with the others, which on a shared
+machine is far steadier than comparing separate invocations.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 import math
+import os
+import re
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -95,17 +105,51 @@ class HookTimer:
         return len(sel), float(sum(sel))
 
 
-def _make_scheduler(name: str, max_t: int, eta: int, seed: int) -> Any:
+def _make_scheduler(
+    name: str, max_t: int, eta: int, seed: int, classes: dict[str, Any] | None = None
+) -> Any:
     if name == "HyperBandScheduler":
         from ray.tune.schedulers import HyperBandScheduler
 
         return HyperBandScheduler(max_t=max_t, reduction_factor=eta)
+    if classes and name in classes:
+        return classes[name](max_t=max_t, reduction_factor=eta, seed=seed)
     from raytune_ext import IterativeDeepeningHyperBandScheduler
 
     return IterativeDeepeningHyperBandScheduler(max_t=max_t, reduction_factor=eta, seed=seed)
 
 
 SCHEDULERS = ("HyperBandScheduler", "IterativeDeepeningHyperBandScheduler")
+
+
+def load_baseline_scheduler(name: str, tree: str) -> Any:
+    """``IterativeDeepeningHyperBandScheduler`` of the ``raytune_ext/`` in directory ``tree``,
+    imported as package ``raytune_ext_<name>`` (a copy in a temporary directory whose
+    ``raytune_ext`` imports name the alias; the core ``uvp_plugins`` is this checkout's).
+
+    Raises:
+        ValueError: ``name`` is not an identifier or ``tree`` has no ``raytune_ext/``.
+    """
+    if not re.fullmatch(r"[A-Za-z0-9_]+", name):
+        raise ValueError(f"baseline name must be letters, digits or _, got {name!r}")
+    source = os.path.join(tree, "raytune_ext")
+    if not os.path.isfile(os.path.join(source, "__init__.py")):
+        raise ValueError(f"baseline {name}: {tree!r} holds no raytune_ext/ package")
+    alias = f"raytune_ext_{name}"
+    root = tempfile.mkdtemp(prefix="uvp-ray-overhead-baseline-")
+    os.makedirs(os.path.join(root, alias))
+    for file in os.listdir(source):
+        if file.endswith(".py"):
+            with open(os.path.join(source, file), encoding="utf-8") as fh:
+                text = re.sub(r"\braytune_ext\b", alias, fh.read())
+            with open(os.path.join(root, alias, file), "w", encoding="utf-8") as fh:
+                fh.write(text)
+    sys.path.insert(0, root)
+    try:
+        module = importlib.import_module(alias)
+    finally:
+        sys.path.remove(root)
+    return module.IterativeDeepeningHyperBandScheduler
 
 
 def check_ray_overhead_arguments(max_t: int, eta: int, repeats: int) -> None:
@@ -117,7 +161,12 @@ def check_ray_overhead_arguments(max_t: int, eta: int, repeats: int) -> None:
 
 
 def ray_scheduler_overhead(
-    max_t: int = 27, eta: int = 3, repeats: int = 1, seed: int = 0, stall_s: float = 30.0
+    max_t: int = 27,
+    eta: int = 3,
+    repeats: int = 1,
+    seed: int = 0,
+    stall_s: float = 30.0,
+    baselines: dict[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """Run both schedulers ``repeats`` times (alternating) and return one row per scheduler.
 
@@ -138,6 +187,11 @@ def ray_scheduler_overhead(
     from uvp_plugins.bench.problems.synthetic import LCSynthetic
 
     check_ray_overhead_arguments(max_t, eta, repeats)
+    classes = {
+        f"{SCHEDULERS[1]}@{name}": load_baseline_scheduler(name, tree)
+        for name, tree in (baselines or {}).items()
+    }
+    schedulers = SCHEDULERS + tuple(classes)
     n = IterativeDeepeningHyperBandScheduler.num_samples_needed(max_t, eta)
     problem = LCSynthetic("0", max_budget=max_t)
     configs = problem.space.sample(n, np.random.default_rng(seed))
@@ -145,15 +199,15 @@ def ray_scheduler_overhead(
     trainable = tune.with_parameters(
         problem_trainable, problem=None, configs=None, curves=curves, max_budget=max_t
     )
-    timers: dict[str, list[tuple[HookTimer, float]]] = {s: [] for s in SCHEDULERS}
-    stalled: dict[str, int] = dict.fromkeys(SCHEDULERS, 0)
-    results: dict[str, int] = dict.fromkeys(SCHEDULERS, 0)
-    trials: dict[str, int] = dict.fromkeys(SCHEDULERS, 0)
-    wall: dict[str, float] = dict.fromkeys(SCHEDULERS, 0.0)
+    timers: dict[str, list[tuple[HookTimer, float]]] = {s: [] for s in schedulers}
+    stalled: dict[str, int] = dict.fromkeys(schedulers, 0)
+    results: dict[str, int] = dict.fromkeys(schedulers, 0)
+    trials: dict[str, int] = dict.fromkeys(schedulers, 0)
+    wall: dict[str, float] = dict.fromkeys(schedulers, 0.0)
     with quiet_local_ray():
         for rep in range(repeats):
-            for name in SCHEDULERS:
-                sched = _make_scheduler(name, max_t, eta, seed)
+            for name in schedulers:
+                sched = _make_scheduler(name, max_t, eta, seed, classes)
                 timer = HookTimer(sched)
                 rec = ResultRecorder(config_key="idx", it_key="epoch", first_key="first")
                 stopper = StallStopper(stall_s)
@@ -171,7 +225,7 @@ def ray_scheduler_overhead(
                         callbacks=[rec],
                         resources_per_trial={"cpu": 1},
                         storage_path=storage,
-                        name=f"overhead-{name}-{rep}",
+                        name=f"overhead-{name.replace('@', '-')}-{rep}",
                         reuse_actors=True,
                         raise_on_failed_trial=False,
                         verbose=0,
@@ -186,7 +240,7 @@ def ray_scheduler_overhead(
                 results[name] += len(rec.rows)
                 trials[name] += len(analysis.trials)
     rows = []
-    for name in SCHEDULERS:
+    for name in schedulers:
         ms = 1000.0 * np.array(
             [s for t, until in timers[name] for s in t.seconds("on_trial_result", until)],
             dtype=float,
@@ -244,20 +298,23 @@ def format_ray_overhead(rows: Sequence[dict[str, Any]]) -> str:
             f"{r.get('cpu_mean_ms', nan):.3f} | {r.get('cpu_median_ms', nan):.3f} | "
             f"{r['hook_calls']} | {r['hook_total_s']:.3f} | {r['wall_s']:.1f} | {r['stalled']} |"
         )
-    by_name = {r["scheduler"]: r for r in rows}
-    ours, ray = by_name.get(SCHEDULERS[1]), by_name.get(SCHEDULERS[0])
-    if ours is not None and ray is not None:
-        ratios = [
-            f"{label} {ours.get(key, nan) / ray.get(key, nan):.2f}x"
-            if ray.get(key) else f"{label} -"
-            for label, key in (
-                ("mean", "mean_ms"),
-                ("median", "median_ms"),
-                ("CPU mean", "cpu_mean_ms"),
-                ("CPU median", "cpu_median_ms"),
-            )
-        ]
-        lines += ["", "ID-HB / HyperBandScheduler per on_trial_result: " + ", ".join(ratios)]
+    ray = next((r for r in rows if r["scheduler"] == SCHEDULERS[0]), None)
+    if ray is not None:
+        lines.append("")
+        for ours in rows:
+            if ours is ray:
+                continue
+            ratios = [
+                f"{label} {ours.get(key, nan) / ray[key]:.2f}x" if ray.get(key) else f"{label} -"
+                for label, key in (
+                    ("mean", "mean_ms"),
+                    ("median", "median_ms"),
+                    ("CPU mean", "cpu_mean_ms"),
+                    ("CPU median", "cpu_median_ms"),
+                )
+            ]
+            name = ours["scheduler"].replace(SCHEDULERS[1], "ID-HB")
+            lines.append(f"- {name} / HyperBandScheduler per on_trial_result: " + ", ".join(ratios))
     if any(r["stalled"] for r in rows):
         lines += [
             "",
