@@ -19,7 +19,8 @@ reads back (``json.loads``) to exactly what the standard library's would, at abo
 the cost (a 19-key Ray result: ~1 µs against ~12 µs). Anything else - NaN or infinity (which
 ``orjson`` would write as ``null``), lists, numpy values, subclasses, integers beyond 64 bits -
 goes through the standard library's encoder with :func:`jsonable` as fallback, as before. Logs
-are read with the standard library either way.
+are read with the standard library either way. ``orjson`` comes with the ``ray`` extra; where it
+is not installed every record is encoded by the standard library (the same values, slower).
 
 **Kill safety and fsync policy.** A shared mapping *is* the operating system's page cache of the
 file: a record is in the kernel as soon as it is copied, so a driver killed at any instant
@@ -71,7 +72,10 @@ import tempfile
 import time
 from typing import Any
 
-import orjson
+try:  # the ``ray`` extra installs it; without it every record takes the standard library's path
+    import orjson as _orjson
+except ImportError:
+    _orjson = None  # type: ignore[assignment]
 
 __all__ = ["Journal", "JournalError", "jsonable", "record_line"]
 
@@ -431,7 +435,7 @@ def _fsync_dir(directory: str) -> None:
 
 #: exact types whose JSON text ``orjson`` and the standard library agree on (finite floats)
 _PLAIN = frozenset((str, int, float, bool, type(None)))
-_ORJSON_LINE = orjson.OPT_APPEND_NEWLINE
+_ORJSON_LINE = 0 if _orjson is None else _orjson.OPT_APPEND_NEWLINE
 
 
 def record_line(record: list[Any]) -> bytes:
@@ -444,6 +448,8 @@ def record_line(record: list[Any]) -> bytes:
         >>> record_line(["t", 4, float("nan")])  # orjson would write null
         b'["t",4,NaN]\\n'
     """
+    if _orjson is None:  # not installed
+        return (_ENCODE(record) + "\n").encode()
     plain = _PLAIN
     for item in record:
         kind = type(item)
@@ -454,7 +460,7 @@ def record_line(record: list[Any]) -> bytes:
             break
     else:
         try:
-            line = orjson.dumps(record, option=_ORJSON_LINE)
+            line: bytes = _orjson.dumps(record, option=_ORJSON_LINE)
         except TypeError:  # an int beyond 64 bits, a lone surrogate, a key that is not a str
             pass
         else:

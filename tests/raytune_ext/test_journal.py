@@ -326,5 +326,25 @@ def test_a_key_that_is_not_a_string_is_encoded_as_the_standard_library_does() ->
     assert record_line(record) == _stdlib_line(record) == b'["h","t_1",{"1":0.5,"a":null}]\n'
 
 
+def test_without_orjson_every_record_is_the_standard_librarys_line(tmp_path, monkeypatch) -> None:
+    """orjson is optional (the ``ray`` extra): the journal module imported where it is missing
+    encodes every record with the standard library, and its logs read back."""
+    import importlib.util
+
+    monkeypatch.setitem(sys.modules, "orjson", None)  # ``import orjson`` raises ImportError
+    spec = importlib.util.spec_from_file_location("journal_without_orjson", journal_module.__file__)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module._orjson is None
+    for record in (["c", "t_1", 3.0, 3, None, {"loss": 0.25, "done": False}], ["t", 4, math.nan]):
+        assert module.record_line(record) == _stdlib_line(record)
+    j = module.Journal(tmp_path / "s.state")
+    j.write_snapshot({})
+    j.append(["c", "t_1", {"loss": 0.5}])
+    j.close()
+    assert module.Journal(tmp_path / "s.state").load()[1] == [["c", "t_1", {"loss": 0.5}]]
+
+
 def test_journal_docstring_examples() -> None:
     assert doctest.testmod(journal_module, raise_on_error=True).attempted >= 5
