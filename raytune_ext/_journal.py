@@ -7,9 +7,20 @@ with the experiment (issue 19, item 7). Instead, the state lives in two files ne
   (temporary file, ``fsync``, ``os.replace``, ``fsync`` of the directory);
 * ``<path>.log<generation>`` — the records written after that snapshot, one JSON array per line,
   copied into a shared memory mapping of the file (``mmap``; the file is preallocated in 1 MiB
-  steps with ``posix_fallocate`` and cut to its records when closed). A copy into the mapping
-  costs a fraction of a ``write`` system call, which matters: the Ray scheduler journals every
-  result.
+  steps with ``posix_fallocate``, each step faulted in for writing at once with
+  ``madvise(MADV_POPULATE_WRITE)`` where Linux offers it, and cut to its records when closed). A
+  copy into the mapping costs a fraction of a ``write`` system call, which matters: the Ray
+  schedulers journal every result, row included.
+
+**Encoding.** :func:`record_line` encodes a record with ``orjson`` when every value in it is a
+plain ``str``/``int``/``float``/``bool``/``None`` (at the top level or in a ``dict`` of such
+values, as Ray's flattened result rows are) and every float is finite: for such records its text
+reads back (``json.loads``) to exactly what the standard library's would, at about a tenth of
+the cost (a 19-key Ray result: ~1 µs against ~12 µs). Anything else - NaN or infinity (which
+``orjson`` would write as ``null``), lists, numpy values, subclasses, integers beyond 64 bits -
+goes through the standard library's encoder with :func:`jsonable` as fallback, as before. Logs
+are read with the standard library either way. ``orjson`` comes with the ``ray`` extra; where it
+is not installed every record is encoded by the standard library (the same values, slower).
 
 **Kill safety and fsync policy.** A shared mapping *is* the operating system's page cache of the
 file: a record is in the kernel as soon as it is copied, so a driver killed at any instant
@@ -53,13 +64,20 @@ from __future__ import annotations
 
 import errno
 import json
+import math
 import mmap
 import os
+import sys
 import tempfile
 import time
 from typing import Any
 
-__all__ = ["Journal", "JournalError", "jsonable"]
+try:  # the ``ray`` extra installs it; without it every record takes the standard library's path
+    import orjson as _orjson
+except ImportError:
+    _orjson = None  # type: ignore[assignment]
+
+__all__ = ["Journal", "JournalError", "jsonable", "record_line"]
 
 _GENERATION = "generation"
 _ARCHIVE_SIZE = "archive_size"
@@ -199,15 +217,15 @@ class Journal:
 
     def append(self, record: list[Any]) -> None:
         """Append one record (a JSON-serialisable list)."""
-        self.append_lines([json.dumps(record, separators=(",", ":"), default=jsonable)])
+        self.append_line(record_line(record))
 
-    def append_line(self, line: str) -> None:
-        """Append one already serialised record: a JSON array *ending with a newline* (the
-        scheduler's hot path, one call per result: the mapped copy is inlined)."""
+    def append_line(self, data: bytes) -> None:
+        """Append one already serialised record, :func:`record_line`'s bytes (a JSON array
+        *ending with a newline*; the schedulers' hot path, one call per result: the mapped copy
+        is inlined)."""
         log = self._log
         if log is None:
             log = self._log = _AppendLog(self._log_path(self._generation))
-        data = line.encode()
         mapped = log.map
         end = log.pos + len(data)
         if mapped is not None and end <= log.size:
@@ -219,12 +237,13 @@ class Journal:
             log.sync()
         self.n_records += 1
 
-    def append_lines(self, lines: list[str]) -> None:
-        """Append already serialised records (one JSON array each, no newline) at once."""
+    def append_lines(self, lines: list[bytes]) -> None:
+        """Append already serialised records (:func:`record_line`'s bytes, each ending with a
+        newline) at once."""
         log = self._log
         if log is None:
             log = self._log = _AppendLog(self._log_path(self._generation))
-        log.write(("\n".join(lines) + "\n").encode("utf-8"))
+        log.write(b"".join(lines))
         if self.fsync:
             log.sync()
         self.n_records += len(lines)
@@ -318,6 +337,7 @@ class _AppendLog:
                 _allocate(self.fd, self.size, size - self.size)
                 self.size = size
             self.map = mmap.mmap(self.fd, self.size)
+            _prefault(self.map, self.pos)
 
     def write(self, data: bytes) -> None:
         if self.map is None:
@@ -373,6 +393,33 @@ def _allocate(fd: int, offset: int, length: int) -> None:
     os.ftruncate(fd, offset + length)
 
 
+#: ``madvise(MADV_POPULATE_WRITE)``: Linux >= 5.14 (the ``mmap`` module of older Pythons does not
+#: name it; its value is 23 on every Linux architecture)
+_MADV_POPULATE_WRITE: int | None = getattr(
+    mmap, "MADV_POPULATE_WRITE", 23 if sys.platform.startswith("linux") else None
+)
+
+
+def _prefault(mapped: mmap.mmap, start: int) -> None:
+    """Fault in the mapping's pages from ``start`` on for writing, all at once.
+
+    Without it the first record copied into each page takes a write fault (the file system
+    marks the page dirty and maps its preallocated block): in a Ray driver about one result in
+    ten paid 10-20 µs for it. One ``madvise`` for the whole 1 MiB step costs about 1 ms, a
+    fraction of its ~256 separate faults, and writes nothing (the file keeps its zeros, so a
+    record is still complete only once its newline is copied). Where the kernel or platform
+    does not offer it, the pages fault one by one as before.
+    """
+    madvise = getattr(mapped, "madvise", None)
+    if _MADV_POPULATE_WRITE is None or madvise is None:
+        return
+    offset = start - start % mmap.PAGESIZE
+    try:
+        madvise(_MADV_POPULATE_WRITE, offset, len(mapped) - offset)
+    except (OSError, ValueError):  # an older kernel (EINVAL), a file system that refuses it
+        pass
+
+
 def _fsync_dir(directory: str) -> None:
     try:
         fd = os.open(directory, os.O_RDONLY)
@@ -384,6 +431,58 @@ def _fsync_dir(directory: str) -> None:
         pass
     finally:
         os.close(fd)
+
+
+#: exact types whose JSON text ``orjson`` and the standard library agree on (finite floats)
+_PLAIN = frozenset((str, int, float, bool, type(None)))
+_ORJSON_LINE = 0 if _orjson is None else _orjson.OPT_APPEND_NEWLINE
+
+
+def record_line(record: list[Any]) -> bytes:
+    """``record`` as one log line: compact JSON and a newline (see *Encoding* in the module
+    docstring: ``orjson`` for plain records, the standard library for the rest).
+
+    Example:
+        >>> record_line(["c", "t_00001", 3.0, 3, None, {"loss": 0.25, "done": False}])
+        b'["c","t_00001",3.0,3,null,{"loss":0.25,"done":false}]\\n'
+        >>> record_line(["t", 4, float("nan")])  # orjson would write null
+        b'["t",4,NaN]\\n'
+    """
+    if _orjson is None:  # not installed
+        return (_ENCODE(record) + "\n").encode()
+    plain = _PLAIN
+    for item in record:
+        kind = type(item)
+        if kind is dict:
+            if not plain.issuperset(map(type, item.values())):
+                break
+        elif kind not in plain:
+            break
+    else:
+        try:
+            line: bytes = _orjson.dumps(record, option=_ORJSON_LINE)
+        except TypeError:  # an int beyond 64 bits, a lone surrogate, a key that is not a str
+            pass
+        else:
+            # orjson writes NaN and infinities as null: only a record with null needs a look
+            if b"null" not in line or _all_finite(record):
+                return line
+    return (_ENCODE(record) + "\n").encode()
+
+
+def _all_finite(record: list[Any]) -> bool:
+    """No float in ``record`` (or in one of its dicts) is NaN or infinite."""
+    isfinite = math.isfinite
+    for item in record:
+        kind = type(item)
+        if kind is float:
+            if not isfinite(item):
+                return False
+        elif kind is dict:
+            for value in item.values():
+                if type(value) is float and not isfinite(value):
+                    return False
+    return True
 
 
 def jsonable(value: Any) -> Any:
@@ -398,3 +497,8 @@ def jsonable(value: Any) -> Any:
     if callable(tolist):
         return tolist()
     return str(value)
+
+
+#: the standard library's compact encoder, built once (``json.dumps`` with arguments builds an
+#: encoder per call)
+_ENCODE = json.JSONEncoder(separators=(",", ":"), default=jsonable).encode

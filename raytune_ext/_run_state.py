@@ -9,11 +9,11 @@ before Ray acts on the hook's decisions. :meth:`RunState.load` rebuilds the stat
 snapshot and replays the records: the core is deterministic, so replaying its calls in order
 gives back the same jobs (checked: every replayed job must carry its journaled id).
 
-Records (JSON arrays, one per line):
+Records (JSON arrays, one per line, encoded by :func:`raytune_ext._journal.record_line`):
 
 * ``["c", trial, t, iteration, checkpoint, row]`` — a result that took no decision (``t`` is
   ``time_attr``; ``row`` the whole result as Ray gives it to the scheduler, flattened); written
-  with a preformatted line (the hot path: most results);
+  at once when nothing else of the hook is buffered (the hot path: most results);
 * ``["R", trial, t, checkpoint, row]`` — a result that reached a rung budget (``row["done"]`` is
   true when the scheduler stopped the trial with it, as Ray logs it);
 * ``["h", trial, row]`` — a result Ray logged without showing it to the scheduler (a stopper
@@ -38,13 +38,11 @@ history (:mod:`raytune_ext._result_logs`).
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
-from math import isfinite
 from typing import Any
 
-from raytune_ext._journal import Journal, JournalError, jsonable
+from raytune_ext._journal import Journal, JournalError, record_line
 from uvp_plugins.hyperband import IterativeDeepeningHyperband, Job
 
 __all__ = ["RunState", "STATE_VERSION"]
@@ -55,22 +53,6 @@ _READABLE_VERSIONS = (1, 2, 3)
 _ROW_AT = {"c": 5, "R": 4, "h": 2}
 #: snapshot (compact) the journal after this many records: bounds the replay at a restart
 COMPACT_EVERY = 20_000
-#: compact JSON; built once (``json.dumps`` with arguments builds an encoder per call)
-_ENCODE = json.JSONEncoder(separators=(",", ":"), default=jsonable).encode
-
-
-def _number(value: float) -> str:
-    """JSON text of a float (``repr`` is JSON for finite values; Python's JSON reads the rest)."""
-    return repr(value) if math.isfinite(value) else json.dumps(value)
-
-
-def _quoted(text: str | None) -> str:
-    """JSON text of a trial id / checkpoint name (fast path for plain identifiers)."""
-    if text is None:
-        return "null"
-    if text.isidentifier():
-        return f'"{text}"'
-    return json.dumps(text)
 
 
 class RunState:
@@ -109,34 +91,33 @@ class RunState:
         #: the journaled result rows of every trial, oldest first (filled by :meth:`load`, for a
         #: resumed experiment; rows journaled afterwards are not kept in memory)
         self.rows: dict[str, list[dict[str, Any]]] = {}
-        self._lines: list[str] = []
-        self._ids: dict[str, str] = {}  # trial id -> its JSON text (trial ids recur)
-        #: the last "R" record of the hook: (its line in _lines, trial, the text before the row)
-        self._rung_row: tuple[int, str, str] | None = None
+        self._lines: list[bytes] = []  # the records of the current hook, encoded
+        #: the last "R" record of the hook: (its line in _lines, the record)
+        self._rung_row: tuple[int, list[Any]] | None = None
 
     # ------------------------------------------------------------------ journaled changes
     def ask_existing(self) -> Job | None:
         job = self.hb.ask_existing()
         if job is not None:
-            self._line(f'["e",{job.job_id}]')
+            self._log(["e", job.job_id])
         return job
 
     def ask_new(self, tid: str | None) -> Job | None:
         job = self.hb.ask_new({"trial_id": tid})
         if job is not None:
-            self._line(f'["n",{self._quoted_id(tid)},{job.job_id}]')
+            self._log(["n", tid, job.job_id])
         return job
 
     def tell(self, job: Job, value: float) -> bool:
         """The core's ``tell``; returns whether a rung or bracket was completed."""
         advanced = self.hb.tell(job, value)
-        self._line(f'["t",{job.job_id},{_number(value)}]')
+        self._log(["t", job.job_id, value])
         return advanced
 
     def fail(self, job: Job) -> bool:
         """The core's ``fail``; returns whether a rung or bracket was completed."""
         advanced = self.hb.fail(job)
-        self._line(f'["f",{job.job_id}]')
+        self._log(["f", job.job_id])
         return advanced
 
     def deepen(self) -> None:
@@ -154,7 +135,7 @@ class RunState:
         if index is None:
             index = self.order[tid] = len(self.added)
             self.added.append(tid)
-            self._line(f'["a",{self._quoted_id(tid)}]')
+            self._log(["a", tid])
         return index
 
     def mark_dead(self, tid: str) -> None:
@@ -171,8 +152,8 @@ class RunState:
         row: Mapping[str, Any] | None = None,
     ) -> None:
         """A result that took no decision: the hot path (most results), written at once as one
-        preformatted line when nothing else of the hook is buffered. ``row`` is the result
-        (journaled whole, for Ray's history)."""
+        line when nothing else of the hook is buffered. ``row`` is the result (journaled whole,
+        for Ray's history)."""
         last = self.progress.get(tid, 0.0)
         self.consumed += now - last if now > last else now  # now <= last: restarted
         self.progress[tid] = now
@@ -187,22 +168,14 @@ class RunState:
         journal = self.journal
         if journal is None:
             return
-        qid = self._quoted_id(tid)
-        ckpt = seen[0]
-        body = "" if row is None else "," + _ENCODE(row)
-        if (
-            type(iteration) is int
-            and isfinite(now)
-            and (ckpt is None or ckpt.isidentifier())  # Ray's names: checkpoint_000012
-        ):
-            quoted = "null" if ckpt is None else '"' + ckpt + '"'
-            line = f'["c",{qid},{now!r},{iteration},{quoted}{body}]'
-        else:
-            line = _ENCODE(["c", tid, now, iteration, ckpt])[:-1] + body + "]"
+        record = ["c", tid, now, iteration, seen[0]]
+        if row is not None:
+            record.append(row)
+        line = record_line(record)
         if self._lines:
             self._lines.append(line)
         else:
-            journal.append_line(line + "\n")
+            journal.append_line(line)
             if journal.n_records >= COMPACT_EVERY:
                 self.snapshot()
 
@@ -217,32 +190,23 @@ class RunState:
             ckpt = seen[0]
         self.seen[tid] = [ckpt, now, row.get("training_iteration"), row]
         if self.journal is not None:
-            head = f'["R",{self._quoted_id(tid)},{_number(now)},{_quoted(ckpt)},'
-            self._rung_row = (len(self._lines), tid, head)
-            self._lines.append(head + _ENCODE(row) + "]")
+            record = ["R", tid, now, ckpt, row]
+            self._rung_row = (len(self._lines), record)
+            self._lines.append(record_line(record))
 
     def stop_row(self) -> None:
         """The last rung result ended its trial (the scheduler returned ``STOP``): its row says
         ``done``, as Ray logs it."""
         if self._rung_row is not None:
-            index, tid, head = self._rung_row
-            row = self.seen[tid][3]
-            row["done"] = True
-            self._lines[index] = head + _ENCODE(row) + "]"
+            index, record = self._rung_row
+            record[-1]["done"] = True  # the row, also the trial's last report (seen)
+            self._lines[index] = record_line(record)
         self._rung_row = None
 
     def history_seen(self, tid: str, row: Mapping[str, Any]) -> None:
         """A result Ray logged without showing it to the scheduler (journaled for the history)."""
         if self.journal is not None:
-            self._lines.append(f'["h",{self._quoted_id(tid)},{_ENCODE(row)}]')
-
-    def _quoted_id(self, tid: str | None) -> str:
-        if tid is None:
-            return "null"
-        qid = self._ids.get(tid)
-        if qid is None:
-            qid = self._ids[tid] = _quoted(tid)
-        return qid
+            self._lines.append(record_line(["h", tid, row]))
 
     def _progress(self, tid: str, now: float) -> None:
         last = self.progress.get(tid, 0.0)
@@ -264,11 +228,7 @@ class RunState:
     # ------------------------------------------------------------------ writing
     def _log(self, record: list[Any]) -> None:
         if self.journal is not None:
-            self._lines.append(_ENCODE(record))
-
-    def _line(self, line: str) -> None:
-        if self.journal is not None:
-            self._lines.append(line)
+            self._lines.append(record_line(record))
 
     def flush(self) -> None:
         """Write the records of this hook (appended at once); compact when the log is long."""

@@ -674,6 +674,9 @@ class IterativeDeepeningHyperBandScheduler(TrialScheduler):
     def _metric_value(self, tid: str, now: float, result: Mapping[str, Any]) -> float | None:
         """The rung result of ``tid``: the metric as a float, or None (NaN: a failed job)."""
         assert self._metric is not None
+        value = result.get(self._metric)
+        if type(value) is float and value == value:  # the common case: a float, not NaN
+            return value
         if self._metric not in result:
             raise ValueError(
                 f"metric {self._metric!r} is missing from the result of trial {tid} at "

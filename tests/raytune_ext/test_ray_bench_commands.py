@@ -12,7 +12,11 @@ import pytest
 from uvp_plugins.bench.cli import main
 from uvp_plugins.bench.idhb_ray import StallStopper, format_idhb_ray, run_idhb_ray
 from uvp_plugins.bench.methods.ray_methods import QUIET_TUNE_ENV, quiet_local_ray
-from uvp_plugins.bench.ray_overhead import format_ray_overhead, ray_scheduler_overhead
+from uvp_plugins.bench.ray_overhead import (
+    format_ray_overhead,
+    load_baseline_scheduler,
+    ray_scheduler_overhead,
+)
 
 pytestmark = pytest.mark.ray
 
@@ -30,8 +34,15 @@ def test_ray_overhead_rows_for_both_schedulers(ray_cluster: str) -> None:
         assert r["mean_ms"] > 0 and math.isfinite(r["mean_ms"])
         assert r["hook_calls"] > r["calls"] and r["hook_total_s"] > 0 and r["wall_s"] > 0
         assert r["stalled"] in (0, 1)  # Ray's HyperBandScheduler may leave a trial paused
+        # CPU time of the driver thread: positive, and never much above the wall time
+        assert 0 < r["cpu_median_ms"] and 0 < r["cpu_mean_ms"] <= 1.5 * r["mean_ms"]
     text = format_ray_overhead(rows)
     assert "| HyperBandScheduler | 17 |" in text and "on_trial_result calls" in text
+    ours, ray = rows[1], rows[0]
+    assert (
+        f"ID-HB / HyperBandScheduler per on_trial_result: mean {ours['mean_ms'] / ray['mean_ms']:.2f}x"
+        in text
+    )
 
 
 def test_idhb_ray_trains_the_core_continuation(ray_cluster: str) -> None:
@@ -59,9 +70,36 @@ def test_quiet_local_ray_restores_env_and_loggers(ray_cluster: str) -> None:
     assert logging.getLogger("ray.tune").level == before
 
 
+def test_a_baseline_checkout_is_imported_apart_and_reported_beside(tmp_path) -> None:
+    import raytune_ext
+
+    tree = os.path.dirname(os.path.dirname(raytune_ext.__file__))
+    cls = load_baseline_scheduler("same", tree)
+    assert cls.__module__.startswith("raytune_ext_same.")
+    assert cls is not raytune_ext.IterativeDeepeningHyperBandScheduler
+    sched = cls(max_t=9, reduction_factor=3, seed=0)  # its modules import one another
+    assert type(sched).__module__ == "raytune_ext_same._scheduler"
+    with pytest.raises(ValueError, match="holds no raytune_ext/ package"):
+        load_baseline_scheduler("empty", str(tmp_path))
+    with pytest.raises(ValueError, match="baseline name must be letters"):
+        load_baseline_scheduler("a-b", tree)
+    row = {"max_t": 9, "eta": 3, "runs": 1, "trials": 17, "results": 50, "calls": 50,
+           "p95_ms": 0.1, "max_ms": 1.0, "hook_calls": 60, "hook_total_s": 0.1, "wall_s": 9.0,
+           "stalled": 0, "median_ms": 0.01, "cpu_mean_ms": 0.02, "cpu_median_ms": 0.01}
+    text = format_ray_overhead([
+        {**row, "scheduler": "HyperBandScheduler", "mean_ms": 0.02},
+        {**row, "scheduler": "IterativeDeepeningHyperBandScheduler", "mean_ms": 0.03},
+        {**row, "scheduler": "IterativeDeepeningHyperBandScheduler@old", "mean_ms": 0.05},
+    ])
+    assert "- ID-HB / HyperBandScheduler per on_trial_result: mean 1.50x, median 1.00x" in text
+    assert "- ID-HB@old / HyperBandScheduler per on_trial_result: mean 2.50x" in text
+
+
 def test_cli_refuses_bad_arguments(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["ray-overhead", "--max-t", "2", "--eta", "3"]) == 2
     assert "max_t >= eta" in capsys.readouterr().err
+    assert main(["ray-overhead", "--baseline", "main"]) == 2
+    assert "--baseline must be NAME=DIR, got 'main'" in capsys.readouterr().err
     assert main(["idhb-ray", "--problem", "lc-synthetic", "--r0", "1"]) == 2
     assert "--r0 must be >= eta" in capsys.readouterr().err
 

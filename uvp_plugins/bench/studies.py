@@ -407,6 +407,7 @@ def _ray_overhead_arguments(rov: argparse.ArgumentParser) -> None:
     rov.add_argument("--repeats", type=int, default=1, help="runs per scheduler, alternating (default 1)")
     rov.add_argument("--seed", type=int, default=0, help="seed of the configurations (default 0)")
     rov.add_argument("--stall-timeout", type=float, default=30.0, help="end a run after this many seconds without a result (Ray's HyperBandScheduler can leave a trial paused for good; default 30)")
+    rov.add_argument("--baseline", action="append", default=[], metavar="NAME=DIR", help="also time the ID-HB scheduler of the raytune_ext/ in DIR (another checkout, e.g. a git archive extract) in the same runs, as IterativeDeepeningHyperBandScheduler@NAME; repeatable")
     add_results(rov, "bench-ray-overhead")
 
 
@@ -414,9 +415,15 @@ def _ray_overhead_plan(args: argparse.Namespace) -> Plan:
     from uvp_plugins.bench.ray_overhead import check_ray_overhead_arguments
 
     check_ray_overhead_arguments(args.max_t, args.eta, args.repeats)
+    baselines = {}
+    for spec in args.baseline:
+        name, sep, tree = spec.partition("=")
+        if not sep or not name or not tree:
+            raise ValueError(f"--baseline must be NAME=DIR, got {spec!r}")
+        baselines[name] = os.path.abspath(tree)
     job = CallJob("scheduler-overhead", "uvp_plugins.bench.ray_overhead:ray_scheduler_overhead",
                   {"max_t": args.max_t, "eta": args.eta, "repeats": args.repeats, "seed": args.seed,
-                   "stall_s": args.stall_timeout})
+                   "stall_s": args.stall_timeout, "baselines": baselines})
     return Plan([job], Path(args.results), bar="ray-overhead")
 
 
