@@ -561,7 +561,7 @@ def _tobit_ac_plan(args: argparse.Namespace) -> Plan:
         # the default configuration is deterministic: one run stands for every seed
         ACJob(f, m, seeds[0] if m == "ac-default" else s, args.budget, args.kappa_max,
               args.n_instances, args.instance_set)
-        for f in args.families for s in seeds for m in args.methods
+        for s in seeds for f in args.families for m in args.methods  # a partial sweep stays paired
         if m != "ac-default" or s == seeds[0]
     ]
     return Plan(list(jobs), Path(args.results), _check_jobs(args), None, args.force, bar="tobit-ac")
