@@ -100,3 +100,18 @@ def test_configurators_run_through_smac_and_report(tmp_path: Path, capsys: pytes
             assert r["target_runs"] >= 3
     tobit = next(r for r in rows if r["method"] == "ac-tobit")
     assert tobit["capped_runs"] >= 1  # adaptive capping and kappa_max stop runs
+
+
+@pytest.mark.parametrize(
+    "option, value, message",
+    [("--budget", "0", "--budget must be a number > 0"), ("--kappa-max", "nan", "--kappa-max must be"),
+     ("--n-instances", "1", "--n-instances must be an int >= 2")],
+)
+def test_bad_options_are_refused_naming_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str, value: str, message: str
+) -> None:
+    from uvp_plugins.bench.cli import main
+
+    assert main(["tobit-ac", option, value, "--results", str(tmp_path)]) == 2
+    assert message in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())  # refused before any run
