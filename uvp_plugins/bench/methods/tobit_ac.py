@@ -34,7 +34,7 @@ import math
 import tempfile
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -97,8 +97,10 @@ def run_ac(
     kappa_max: float,
     n_instances: int,
     instance_set: str = "main",
+    inspect: Callable[[Any], None] | None = None,
 ) -> dict[str, Any]:
-    """One configurator run; returns the test PAR10 of its final incumbent and run statistics."""
+    """One configurator run; returns the test PAR10 of its final incumbent and run statistics.
+    ``inspect(smac)``, if given, sees the facade after its run (analyses of the run history)."""
     from smac import AlgorithmConfigurationFacade, RandomFacade, Scenario
 
     from smac_ext import tobit_facade_kwargs
@@ -156,6 +158,8 @@ def run_ac(
             w0 = time.perf_counter()
             incumbent = smac.optimize()
             overhead = time.perf_counter() - w0 - ledger.solver_wall
+            if inspect is not None:
+                inspect(smac)
             n_configs = len(smac.runhistory.get_configs())
     result = problem.evaluate(incumbent, test)
     return {
