@@ -54,7 +54,7 @@ def test_unknown_names_get_suggestions_and_a_short_list(argv, expected, capsys) 
     err = capsys.readouterr().err
     assert expected in err
     assert len(err) < 400, err  # not every method on one line
-    assert "see 'uvp-bench list'" in err or "valid problems: cash-sklearn" in err or "valid tasks: 0, 1, 2" in err
+    assert "see 'uvp-bench list'" in err or "valid problems: bbob" in err or "valid tasks: 0, 1, 2" in err
 
 
 def test_short_list_cuts_long_lists_with_a_count_and_a_hint() -> None:

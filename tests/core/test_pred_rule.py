@@ -216,3 +216,12 @@ def test_states_keep_the_cut_and_old_states_are_pred_alone() -> None:
     assert PredStoppingRule.from_state_dict(old).n_probes == 0
     with pytest.raises(ValueError, match="n_probes"):
         PredStoppingRule(max_resource=10, n_probes=-1)
+
+
+def test_a_probe_phase_must_leave_a_trial_that_trains_on() -> None:
+    rule = PredStoppingRule(12, 0.25, n_probes=3)
+    rule.check_trials_beyond_probes(4)  # the 4th trial is not a probe
+    for n_trials in (1, 3):
+        with pytest.raises(ValueError, match=rf"n_probes=3 must be < the number of trials \({n_trials}\)"):
+            rule.check_trials_beyond_probes(n_trials)
+    PredStoppingRule(12, 0.25).check_trials_beyond_probes(1)  # no probe phase: nothing to refuse

@@ -4,7 +4,8 @@ A method receives a :class:`RunContext` and calls :meth:`RunContext.evaluate` fo
 evaluation it wants. The context
 
 * charges the ledger (continuation by default, ``restart=True`` for retraining from scratch),
-* returns the monotone envelope ``v(c, b) = best_{b' <= b} A(c, b')`` of the trial's curve,
+* returns the monotone envelope ``v(c, b) = best_{b' <= b} A(c, b')`` of the trial's curve
+  (the raw value where partial results are not usable models),
 * raises :class:`~uvp_plugins.bench.ledger.BudgetExhausted` when the run's budget ``B`` is spent,
   after paying and scoring the affordable part of the last step.
 
@@ -93,8 +94,13 @@ class RunContext:
         return cached
 
     def _envelope(self, trial: Hashable, config: Mapping[str, Any], budget: int) -> float:
-        """``v(c, b) = best_{b' <= b} A(c, b')``: every epoch up to ``b`` was paid (trained)."""
-        return self.problem.best_of(self._raw_curve(trial, config, budget)[:budget])
+        """``v(c, b) = best_{b' <= b} A(c, b')``: every epoch up to ``b`` was paid (trained).
+        For a problem whose partial results are not usable models (a low fidelity is another
+        function, ``Problem.partial_results_usable``), the raw value ``A(c, b)``."""
+        raw = self._raw_curve(trial, config, budget)
+        if not self.problem.partial_results_usable:
+            return float(raw[budget - 1])
+        return self.problem.best_of(raw[:budget])
 
     def evaluate(
         self, trial: Hashable, config: Mapping[str, Any], budget: int, restart: bool = False

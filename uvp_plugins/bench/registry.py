@@ -85,6 +85,7 @@ EXTRA_OF_MODULE = {
     "torch": "peers",
     "dehb": "peers",
     "ortools": "solvers",
+    "cocoex": "bench",
 }
 
 

@@ -2,14 +2,25 @@
 
 For every problem found under the directory:
 
-* **score@f**: the best value among evaluations paid within the first ``f * B`` budget units
-  (the anytime curve at fraction ``f``); **final** is score@1.
+* **score@f**: the best value within the first ``f * B`` budget units (the anytime curve at
+  fraction ``f``); **final** is score@1. Two views of "best value" (:data:`SCORES`):
+
+  - ``"user"`` - what a user of the framework gets: the best value among evaluations *at the
+    full budget* ``T`` (trials that reached ``T``: in Optuna ``study.best_value``, the best
+    COMPLETE trial; a pruned trial's value does not count). A run with no such evaluation yet
+    has no score (it ranks last).
+  - ``"envelope"`` - the best value among *all* paid evaluations, partial ones included (the
+    protocol of the AdaCent paper and shared/anchors/lcbench.md). It is kept only for problems
+    whose partial results are usable models (learning curves with checkpoints, smaller training
+    sets: ``Problem.partial_results_usable``); for the others (synthetic multi-fidelity
+    functions, where a low fidelity is a different function) it is not reported.
 * **mean final**: mean over tasks of the per-task mean over seeds (± standard error over runs).
 * **rank@f**: per task, methods are ranked by their mean score@f over seeds (1 = best, ties get
   the average rank, a method with no value yet ranks last); ranks are averaged over tasks — the
   protocol of shared/anchors/lcbench.md and the papers' rank plots.
 * **W/T/L vs baseline**: per task, the method's mean final against the baseline's (ties within
   ``1e-9`` relative), with a two-sided sign test p-value (``scipy.stats.binomtest``, ties dropped).
+* **at T/run**: evaluations at the full budget ``T`` per run (Optuna: COMPLETE trials per study).
 * **overhead**: mean wall time per run spent outside problem evaluations (the optimizer's cost).
 * **optimizer time per step**: for methods that time named steps (e.g. SMAC's ``ask``), calls per
   run and milliseconds per call.
@@ -42,9 +53,20 @@ from uvp_plugins.bench.bootstrap_ranks import (
 )
 from uvp_plugins.bench.suggest import did_you_mean, short_list
 
-__all__ = ["Run", "load_runs", "summarise", "format_table", "plot_problem", "plot_name", "report"]
+__all__ = [
+    "Run",
+    "SCORES",
+    "load_runs",
+    "summarise",
+    "format_table",
+    "plot_problem",
+    "plot_name",
+    "report",
+]
 
 DEFAULT_FRACTIONS = (0.1, 0.25, 0.5, 1.0)
+#: the two views of a run's best value (module doc): "user" first, the one every report shows
+SCORES = ("user", "envelope")
 
 
 @dataclass
@@ -58,6 +80,13 @@ class Run:
     spent: np.ndarray
     best: np.ndarray
     summary: dict[str, Any] = field(default_factory=dict)
+    #: which best value ``best`` holds (:data:`SCORES`)
+    score: str = "envelope"
+
+    @property
+    def full_evaluations(self) -> int:
+        """Evaluations of this run at the full budget ``T`` (Optuna: COMPLETE trials)."""
+        return int(self.summary.get("_full_evaluations", 0))
 
     def score_at(self, fraction: float) -> float:
         limit = fraction * self.total_budget + 1e-9
@@ -65,8 +94,29 @@ class Run:
         return float(self.best[idx]) if idx >= 0 else math.nan
 
 
-def load_runs(directory: str | Path) -> list[Run]:
-    """All finished runs below ``directory`` (a JSON summary with its CSV curve)."""
+def user_view(
+    spent: np.ndarray, value: np.ndarray, budget: np.ndarray, max_budget: int, maximize: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """The anytime curve of the user view: at every evaluation at the full budget ``T``, the
+    best value among the evaluations at ``T`` so far (module doc). Returns ``(spent, best)``.
+
+    Example:
+        >>> s, b = user_view(np.array([1.0, 3, 4]), np.array([0.5, 0.7, 0.6]),
+        ...                  np.array([1, 3, 3]), 3, True)
+        >>> s.tolist(), b.tolist()
+        ([3.0, 4.0], [0.7, 0.7])
+    """
+    full = np.flatnonzero(np.asarray(budget) >= max_budget)
+    vals = np.asarray(value, dtype=float)[full]
+    best = np.maximum.accumulate(vals) if maximize else np.minimum.accumulate(vals)
+    return np.asarray(spent, dtype=float)[full], best
+
+
+def load_runs(directory: str | Path, score: str = "envelope") -> list[Run]:
+    """All finished runs below ``directory`` (a JSON summary with its CSV curve), with their
+    anytime curve in the view ``score`` (:data:`SCORES`)."""
+    if score not in SCORES:
+        raise ValueError(f"score must be one of {', '.join(SCORES)}, got {score!r}")
     root = Path(directory)
     if not root.is_dir():
         raise FileNotFoundError(f"no such results directory: {root}")
@@ -80,6 +130,16 @@ def load_runs(directory: str | Path) -> list[Run]:
         data = np.atleast_1d(data)
         spent = np.asarray(data["spent"], dtype=float) if data.size else np.array([])
         best = np.asarray(data["best"], dtype=float) if data.size else np.array([])
+        max_budget = int(summary.get("max_budget") or 1)
+        if data.size and "budget" in (data.dtype.names or ()):
+            budget = np.asarray(data["budget"], dtype=float)
+        else:  # a curve without budgets: every evaluation counts as one at T
+            budget = np.full(spent.shape, float(max_budget))
+        summary["_full_evaluations"] = int(np.sum(budget >= max_budget))
+        if score == "user":
+            names = data.dtype.names or ()
+            value = np.asarray(data["value"], dtype=float) if "value" in names else best
+            spent, best = user_view(spent, value, budget, max_budget, summary["direction"] == "max")
         runs.append(
             Run(
                 problem=summary["problem"],
@@ -91,6 +151,7 @@ def load_runs(directory: str | Path) -> list[Run]:
                 spent=spent,
                 best=best,
                 summary=summary,
+                score=score,
             )
         )
     if not runs:
@@ -149,6 +210,7 @@ def summarise(
             else math.nan,
             "overhead_s": float(np.mean([r.summary.get("overhead_seconds", math.nan) for r in mruns])),
             "errors": sum(1 for r in mruns if r.summary.get("error")),
+            "full_per_run": float(np.mean([r.full_evaluations for r in mruns])),
         }
         for f in fractions:
             vals = [per_frac_scores[f][t][m] for t in per_frac_scores[f] if m in per_frac_scores[f][t]]
@@ -179,7 +241,7 @@ def format_table(
     head += [f"rank@{int(f * 100)}%" for f in fractions]
     if baseline:
         head += [f"W/T/L vs {baseline}", "sign p"]
-    head += ["overhead s/run"]
+    head += ["at T/run", "overhead s/run"]
     lines = [f"## {problem}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     best_final = None
     for r in rows:
@@ -197,7 +259,7 @@ def format_table(
                 cells += ["{}/{}/{}".format(*r["wtl"]), f"{r['sign_p']:.3g}"]
             else:
                 cells += ["(baseline)", ""]
-        cells += [f"{r['overhead_s']:.2f}"]
+        cells += [f"{r['full_per_run']:.1f}", f"{r['overhead_s']:.2f}"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -391,32 +453,14 @@ def _on_common_tasks(runs: list[Run]) -> list[Run]:
     return [r for r in runs if tasks[(r.problem, r.task)] == methods[r.problem]]
 
 
-def report(
+def _select(
+    runs: list[Run],
     directory: str | Path,
-    baseline: str | None = None,
-    fractions: Sequence[float] = DEFAULT_FRACTIONS,
-    plot_dir: str | Path | None = None,
-    plots: bool = True,
-    methods: Sequence[str] | None = None,
-    tasks: Sequence[str] | None = None,
-    seeds: Sequence[int] | None = None,
-    bootstrap: int = 0,
-) -> str:
-    """Print-ready markdown for every problem in ``directory``; writes PNGs unless ``plots=False``.
-
-    ``methods``, ``tasks`` and ``seeds`` restrict the runs (e.g. to the tasks and seeds every
-    compared method was run on, so that the ranks compare like with like); ``tasks=["common"]``
-    keeps, per problem, the tasks on which every selected method has runs. ``bootstrap > 0``
-    adds, at every fraction, the mean rank with a bootstrap interval and P(best) from that many
-    replicates
-    (:mod:`uvp_plugins.bench.bootstrap_ranks`, the paper's App. D.1)."""
-    if not isinstance(bootstrap, int) or isinstance(bootstrap, bool) or bootstrap < 0:
-        raise ValueError(f"--bootstrap: expected a number of replicates >= 0, got {bootstrap!r}")
-    runs = load_runs(directory)
-    # the subset as asked for: it goes into the plot file names
-    subset_methods = None if methods is None else list(methods)
-    subset_tasks = None if tasks is None else list(tasks)
-    subset_seeds = None if seeds is None else list(seeds)
+    methods: Sequence[str] | None,
+    tasks: Sequence[str] | None,
+    seeds: Sequence[int] | None,
+) -> list[Run]:
+    """``runs`` restricted to ``methods``, ``tasks`` (or ``["common"]``) and ``seeds``."""
     common = tasks is not None and list(tasks) == ["common"]
     if common:
         tasks = None
@@ -436,37 +480,112 @@ def report(
         runs = _on_common_tasks(runs)
     if not runs:
         raise ValueError(f"no runs left in {directory} after the --methods/--tasks/--seeds filters")
+    return runs
+
+
+def _views(pruns: Sequence[Run], scores: Sequence[str]) -> list[str]:
+    """The score views to report for one problem's runs: ``scores`` in :data:`SCORES` order,
+    without the envelope where partial results are not usable models (module doc)."""
+    usable = all(r.summary.get("partial_results_usable", True) for r in pruns)
+    return [s for s in SCORES if s in scores and (s == "user" or usable)]
+
+
+_VIEW_TITLES = {
+    "user": "user view: best value of the evaluations at T (Optuna: study.best_value, COMPLETE trials)",
+    "envelope": "envelope: best value of all paid evaluations, partial ones included",
+}
+
+
+def report(
+    directory: str | Path,
+    baseline: str | None = None,
+    fractions: Sequence[float] = DEFAULT_FRACTIONS,
+    plot_dir: str | Path | None = None,
+    plots: bool = True,
+    methods: Sequence[str] | None = None,
+    tasks: Sequence[str] | None = None,
+    seeds: Sequence[int] | None = None,
+    bootstrap: int = 0,
+    scores: Sequence[str] = SCORES,
+) -> str:
+    """Print-ready markdown for every problem in ``directory``; writes PNGs unless ``plots=False``.
+
+    ``methods``, ``tasks`` and ``seeds`` restrict the runs (e.g. to the tasks and seeds every
+    compared method was run on, so that the ranks compare like with like); ``tasks=["common"]``
+    keeps, per problem, the tasks on which every selected method has runs. ``bootstrap > 0``
+    adds, at every fraction, the mean rank with a bootstrap interval and P(best) from that many
+    replicates (:mod:`uvp_plugins.bench.bootstrap_ranks`, the paper's App. D.1). ``scores``: the
+    views of the best value to report (:data:`SCORES`; the envelope only where partial results
+    are usable models), each with its own table."""
+    if not isinstance(bootstrap, int) or isinstance(bootstrap, bool) or bootstrap < 0:
+        raise ValueError(f"--bootstrap: expected a number of replicates >= 0, got {bootstrap!r}")
+    scores = list(scores)
+    if not scores or any(s not in SCORES for s in scores):
+        raise ValueError(f"--scores: expected one or more of {', '.join(SCORES)}, got {scores!r}")
+    per_view = {s: _select(load_runs(directory, s), directory, methods, tasks, seeds) for s in scores}
     out_dir = Path(plot_dir) if plot_dir is not None else Path(directory) / "plots"
     texts = []
-    for problem in sorted({r.problem for r in runs}):
-        pruns = [r for r in runs if r.problem == problem]
-        methods = sorted({r.method for r in pruns})
-        base = baseline if baseline in methods else None
-        if baseline is not None and base is None:
-            raise ValueError(f"--baseline {baseline!r} has no runs for {problem}; methods there: {', '.join(methods)}")
-        rows = summarise(pruns, base, fractions)
-        for r in rows:
-            r["direction"] = pruns[0].direction
-        tasks = sorted({r.task for r in pruns})
-        seeds = sorted({r.seed for r in pruns})
-        text = format_table(problem, rows, base, fractions)
-        text += (
-            f"\n\n{len(tasks)} task(s), seeds {seeds[0]}..{seeds[-1]} ({len(seeds)}), "
-            f"B = {pruns[0].total_budget:g} fidelity units; direction {pruns[0].direction}."
-        )
-        if bootstrap:
-            for fraction in fractions:
-                boot = bootstrap_mean_ranks(pruns, fraction, bootstrap)
-                text += "\n\n" + format_bootstrap_ranks(boot, fraction, bootstrap)
+    first = per_view[scores[0]]
+    for problem in sorted({r.problem for r in first}):
+        views = _views([r for r in first if r.problem == problem], scores)
+        for view in views:
+            pruns = [r for r in per_view[view] if r.problem == problem]
+            texts.append(
+                _problem_report(
+                    problem, pruns, view, len(views) > 1, baseline, fractions, bootstrap,
+                    out_dir if plots else None, (methods, tasks, seeds),
+                )
+            )
+    return "\n\n".join(texts)
+
+
+def _problem_report(
+    problem: str,
+    pruns: list[Run],
+    view: str,
+    name_view: bool,
+    baseline: str | None,
+    fractions: Sequence[float],
+    bootstrap: int,
+    out_dir: Path | None,
+    subset: tuple[Sequence[str] | None, Sequence[str] | None, Sequence[int] | None],
+) -> str:
+    """One problem's table (+ bootstrap ranks, timings, arms, plot) in one score view."""
+    methods = sorted({r.method for r in pruns})
+    base = baseline if baseline in methods else None
+    if baseline is not None and base is None:
+        raise ValueError(f"--baseline {baseline!r} has no runs for {problem}; methods there: {', '.join(methods)}")
+    rows = summarise(pruns, base, fractions)
+    for r in rows:
+        r["direction"] = pruns[0].direction
+    tasks = sorted({r.task for r in pruns})
+    seeds = sorted({r.seed for r in pruns})
+    text = format_table(f"{problem} ({view} view)" if name_view else problem, rows, base, fractions)
+    text += (
+        f"\n\nScore: {_VIEW_TITLES[view]}. {len(tasks)} task(s), seeds {seeds[0]}..{seeds[-1]} "
+        f"({len(seeds)}), B = {pruns[0].total_budget:g} fidelity units; direction {pruns[0].direction}."
+    )
+    if bootstrap:
+        for fraction in fractions:
+            boot = bootstrap_mean_ranks(pruns, fraction, bootstrap)
+            text += "\n\n" + format_bootstrap_ranks(boot, fraction, bootstrap)
+    if view == SCORES[0] or not name_view:  # what does not depend on the view: once
         timings = format_timings(pruns)
         if timings:
             text += "\n\nOptimizer time per step (wall, in the same runs):\n\n" + timings
         arm_table = format_arm_evaluations(pruns)
         if arm_table:
             text += "\n\nEvaluations per arm (mean per run):\n\n" + arm_table
-        if plots:
-            name = plot_name(problem, subset_methods, subset_tasks, subset_seeds)
-            png = plot_problem(pruns, out_dir / name, problem)
-            text += f"\nPlot: {png}"
-        texts.append(text)
-    return "\n\n".join(texts)
+    if out_dir is not None:
+        sub_methods, sub_tasks, sub_seeds = subset
+        name = plot_name(
+            problem,
+            None if sub_methods is None else list(sub_methods),
+            None if sub_tasks is None else list(sub_tasks),
+            None if sub_seeds is None else list(sub_seeds),
+        )
+        if name_view and view != SCORES[0]:  # the user view keeps the plain name
+            name = name[: -len(".png")] + f"--{view}.png"
+        png = plot_problem(pruns, out_dir / name, f"{problem} ({view})" if name_view else problem)
+        text += f"\nPlot: {png}"
+    return text

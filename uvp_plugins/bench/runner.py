@@ -158,6 +158,7 @@ def run_one(spec: RunSpec, out: str | os.PathLike[str], threads: int | None = No
         "eval_seconds": ctx.ledger.eval_seconds + ctx.extra_eval_seconds,
         "overhead_seconds": max(0.0, wall - ctx.ledger.eval_seconds - ctx.extra_eval_seconds),
         "optimum": problem.optimum,
+        "partial_results_usable": problem.partial_results_usable,
         "error": error,
         "python_hash_seed": os.environ.get("PYTHONHASHSEED"),
         "threads": threads,

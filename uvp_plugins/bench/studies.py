@@ -36,6 +36,7 @@ import importlib.util
 import json
 import math
 import os
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -76,7 +77,7 @@ def add_yahpo_data(parser: argparse.ArgumentParser) -> None:
 def add_tasks_seeds(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--tasks", default=None,
-        help="comma-separated tasks, 'all', or 'first:N' (default: the first task; "
+        help="comma-separated tasks, 'all', 'first:N' or 'range:A-B' (the A-th to B-th task, from 1; default: the first task; "
         "see 'uvp-bench list --tasks PROBLEM')",
     )
     parser.add_argument("--seeds", default="0", help="seeds, e.g. '0-9' or '0,3,5' (default 0)")
@@ -102,7 +103,8 @@ def _check_jobs(args: argparse.Namespace) -> int:
 
 # ============================================================================ tasks and specs
 def resolve_tasks(spec: registry.ProblemSpec, text: str | None, options: dict[str, Any]) -> list[str]:
-    """``--tasks`` of ``spec``: default the first task, ``all``, ``first:N`` or a list."""
+    """``--tasks`` of ``spec``: default the first task, ``all``, ``first:N``, ``range:A-B`` (the
+    A-th to the B-th task in the problem's order, counted from 1, both included) or a list."""
     valid = [str(t) for t in spec.tasks(**options)]
     if text is None or text == "":
         return valid[:1]
@@ -114,6 +116,14 @@ def resolve_tasks(spec: registry.ProblemSpec, text: str | None, options: dict[st
         except ValueError:
             raise ValueError(f"--tasks first:N needs an integer N, got {text!r}") from None
         return valid[:n]
+    if text.startswith("range:"):
+        m = re.fullmatch(r"range:(\d+)-(\d+)", text)
+        if m is None or not 1 <= int(m.group(1)) <= int(m.group(2)) <= len(valid):
+            raise ValueError(
+                f"--tasks range:A-B needs 1 <= A <= B <= {len(valid)} (the number of tasks of "
+                f"{spec.name}), got {text!r}"
+            )
+        return valid[int(m.group(1)) - 1 : int(m.group(2))]
     tasks = [t.strip() for t in text.split(",") if t.strip()]
     for t in tasks:
         if t not in valid:
@@ -275,6 +285,7 @@ def _report_arguments(rep: argparse.ArgumentParser) -> None:
     rep.add_argument("--tasks", default=None, help="comma-separated tasks to include, or 'common': the tasks every selected method has runs on (default: all)")
     rep.add_argument("--seeds", default=None, help="seeds to include, e.g. 0-4 (default: all)")
     rep.add_argument("--bootstrap", type=int, default=0, metavar="N", help="add, at each of --fractions, the mean rank with a 95%% bootstrap interval over seeds and P(best), from N replicates (the CASH paper's App. D.1; default 0: off)")
+    rep.add_argument("--scores", default="user,envelope", help="views of the best value, each its own table: 'user' (best of the evaluations at T: Optuna's study.best_value, COMPLETE trials only) and 'envelope' (best of all paid evaluations, partial ones included; shown only where partial results are usable models); default user,envelope")
 
 
 def _report_report(args: argparse.Namespace, _: list[dict[str, Any]]) -> tuple[str, int]:
@@ -287,6 +298,7 @@ def _report_report(args: argparse.Namespace, _: list[dict[str, Any]]) -> tuple[s
         args.directory, args.baseline, _fractions(args.fractions), args.plot_dir,
         plots=not args.no_plots, methods=names(args.methods), tasks=names(args.tasks),
         seeds=None if args.seeds is None else parse_seeds(args.seeds), bootstrap=args.bootstrap,
+        scores=names(args.scores) or [],
     ), 0
 
 

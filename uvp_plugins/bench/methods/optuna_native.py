@@ -27,7 +27,10 @@ __all__ = ["run_optuna_study", "pred_pruner"]
 
 
 def run_optuna_study(ctx: RunContext, sampler: Any, pruner: Any | None) -> Any:
-    """Spend ``ctx``'s budget with an Optuna study (ask/tell, one report per step)."""
+    """Spend ``ctx``'s budget with an Optuna study (ask/tell, one report per step).
+
+    A problem without a fidelity (``T = 1``, e.g. BBOB) is a plain objective: its trials report
+    nothing and are told their value, as a user's objective without a pruner would be."""
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -45,13 +48,18 @@ def run_optuna_study(ctx: RunContext, sampler: Any, pruner: Any | None) -> Any:
         trial = study.ask(distributions)
         config = dict(trial.params)
         value = None
+        pruned = False
         try:
             for step in range(1, T + 1):
                 value = ctx.evaluate(("optuna", trial.number), config, step)
+                if T == 1:  # a plain objective reports nothing
+                    break
                 trial.report(value, step)
                 if step < T and trial.should_prune():
-                    study.tell(trial, state=optuna.trial.TrialState.PRUNED)
+                    pruned = True
                     break
+            if pruned:
+                study.tell(trial, state=optuna.trial.TrialState.PRUNED)
             else:
                 study.tell(trial, value)
         except BudgetExhausted:

@@ -5,6 +5,8 @@
   expected-improvement choice of :mod:`uvp_plugins.adacent.guidance` (delta = 0.1, the pruner's
   default predictor - Alg. 6's last slope -, median cut and, with this sampler, probe phase;
   1000 Sobol candidates, epsilon "auto").
+* ``optuna-eadacent``: the sampler alone (defaults, no pruner; ``max_resource`` unknown to it,
+  as for a user without a pruner): for plain objectives (BBOB) and as the sampler-only row.
 * ``optuna-eadacent-pred-paper``: the same with ``guidance=None`` - Enhanced-AdaCent (Bateni et
   al., Alg. 8) in Optuna's trial-at-a-time model: Enhanced-KCenter at every trial.
 * ``optuna-adacent-pred``: ``enhanced=False, guidance=None`` - AdaCent (Alg. 7): plain greedy
@@ -31,7 +33,7 @@ from uvp_plugins.adacent.pred import DEFAULT_PREDICTOR, KEEP_FRACTION
 from uvp_plugins.bench.context import RunContext
 from uvp_plugins.bench.registry import register_method
 
-__all__ = ["run_eadacent_pred", "run_eadacent_pred_paper", "run_adacent_pred", "EARLIER_DEFAULTS"]
+__all__ = ["run_eadacent", "run_eadacent_pred", "run_eadacent_pred_paper", "run_adacent_pred", "EARLIER_DEFAULTS"]
 
 _DEFAULT: Any = "default"
 
@@ -64,6 +66,20 @@ def _run(
 )
 def run_eadacent_pred(ctx: RunContext) -> None:
     _run(ctx, enhanced=True)
+
+
+@register_method(
+    "optuna-eadacent",
+    "ours, sampler alone: Optuna EnhancedAdaCentSampler (defaults), no pruner (every trial to T; "
+    "for problems without a fidelity, a plain objective)",
+    requires=("optuna",),
+    kind="ours",
+)
+def run_eadacent(ctx: RunContext) -> None:
+    from optuna_ext import EnhancedAdaCentSampler
+    from uvp_plugins.bench.methods.optuna_native import run_optuna_study
+
+    run_optuna_study(ctx, EnhancedAdaCentSampler(seed=ctx.seed), None)
 
 
 @register_method(

@@ -2,6 +2,8 @@
 
 * ``optuna-gp``: Optuna's ``GPSampler(seed)`` with its defaults and no pruner, every trial to
   ``T`` — the sampler Optuna's documentation recommends below a few hundred trials (needs torch).
+* ``optuna-gp-median``: the same ``GPSampler`` with Optuna's ``MedianPruner()`` (its defaults:
+  prune below the median of earlier trials at the same step after 5 trials).
 * ``optuna-tpe-pred``: Optuna's ``TPESampler(seed)`` with its defaults + our
   ``optuna_ext.PredPruner(max_resource=T)``: our pruner under Optuna's default sampler;
   ``optuna-tpe-pred-nocut`` the same with ``keep_fraction=None`` (Pred alone, the pruner's
@@ -35,6 +37,7 @@ from uvp_plugins.bench.registry import register_method
 
 __all__ = [
     "run_optuna_gp",
+    "run_optuna_gp_median",
     "run_optuna_tpe_pred",
     "TPE_EARLIER_DEFAULTS",
     "run_dehb",
@@ -56,6 +59,19 @@ def run_optuna_gp(ctx: RunContext) -> None:
     from uvp_plugins.bench.methods.optuna_native import run_optuna_study
 
     run_optuna_study(ctx, optuna.samplers.GPSampler(seed=ctx.seed), None)
+
+
+@register_method(
+    "optuna-gp-median",
+    "Optuna GPSampler (defaults) + MedianPruner (defaults)",
+    requires=("optuna", "torch"),
+)
+def run_optuna_gp_median(ctx: RunContext) -> None:
+    import optuna
+
+    from uvp_plugins.bench.methods.optuna_native import run_optuna_study
+
+    run_optuna_study(ctx, optuna.samplers.GPSampler(seed=ctx.seed), optuna.pruners.MedianPruner())
 
 
 @register_method(

@@ -37,6 +37,11 @@ class Problem(abc.ABC):
     fidelity: str = "epoch"
     #: the true optimum when known (synthetic problems), else None
     optimum: float | None = None
+    #: True when a result below ``T`` is itself a usable model (a checkpoint of a learning curve,
+    #: a model trained on a smaller training set): the report then also shows the envelope score
+    #: (best of all paid evaluations); False for multi-fidelity functions whose low fidelities
+    #: are other functions (only the evaluations at ``T`` count, as in Optuna's best_value)
+    partial_results_usable: bool = True
     #: True when a whole curve 1..T costs about as much as one point (surrogates, closed forms):
     #: the harness then computes curves to T at once and caches them (only paid parts are scored)
     curve_is_cheap: bool = True

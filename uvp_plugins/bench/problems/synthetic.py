@@ -64,6 +64,7 @@ def hartmann(x: np.ndarray) -> float:
 
 class MFBranin(Problem):
     name = "mf-branin"
+    partial_results_usable = False
     direction = "min"
     metric = "loss"
     fidelity = "level"
@@ -82,6 +83,7 @@ class MFBranin(Problem):
 
 
 class MFHartmann(Problem):
+    partial_results_usable = False
     direction = "min"
     metric = "loss"
     fidelity = "level"
