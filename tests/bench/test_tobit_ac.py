@@ -89,6 +89,7 @@ def test_configurators_run_through_smac_and_report(tmp_path: Path, capsys: pytes
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "### jobshop" in out and "ac-tobit against" in out and "vs ac-smac" in out
+    assert "95 % t-interval" in out
     rows = json.loads((tmp_path / "rows.json").read_text())
     assert {r["method"] for r in rows} == {"ac-tobit", "ac-smac", "ac-random", "ac-default"}
     for r in rows:
@@ -100,6 +101,23 @@ def test_configurators_run_through_smac_and_report(tmp_path: Path, capsys: pytes
             assert r["target_runs"] >= 3
     tobit = next(r for r in rows if r["method"] == "ac-tobit")
     assert tobit["capped_runs"] >= 1  # adaptive capping and kappa_max stop runs
+
+
+def test_paired_comparison_counts_tests_and_bounds_the_ratio() -> None:
+    from uvp_plugins.bench.methods.tobit_ac import _paired
+
+    peer = {k: 1.0 for k in range(8)}
+    ours = {0: 0.5, 1: 0.5, 2: 0.5, 3: 0.5, 4: 0.5, 5: 0.5, 6: 1.0, 7: 2.0}  # 6 wins, 1 tie, 1 loss
+    c = _paired(ours, peer)
+    assert (c["n"], c["wins"], c["ties"], c["losses"]) == (8, 6, 1, 1)
+    assert c["sign_p"] == pytest.approx(2 * 8 / 128)  # two-sided: P(>= 6 of 7) = 8/128
+    geo = float(np.exp(np.mean(np.log([0.5] * 6 + [1.0, 2.0]))))
+    assert c["ratio"] == pytest.approx(geo)
+    assert c["ratio_low"] < geo < c["ratio_high"]
+    assert 0.5 <= c["boot_low"] < geo < c["boot_high"] <= 2.0
+    assert _paired(ours, peer) == c  # the bootstrap is seeded: the report repeats
+    one = _paired({0: 1.0}, {0: 2.0})
+    assert one["wins"] == 1 and np.isnan(one["boot_low"]) and np.isnan(one["boot_high"])
 
 
 @pytest.mark.parametrize(
