@@ -102,6 +102,17 @@ def test_configurators_run_through_smac_and_report(tmp_path: Path, capsys: pytes
     tobit = next(r for r in rows if r["method"] == "ac-tobit")
     assert tobit["capped_runs"] >= 1  # adaptive capping and kappa_max stop runs
 
+    # a stopped sweep: --finished-only reports the finished groups and runs nothing
+    before = sorted(p.name for p in tmp_path.rglob("seed*.json"))
+    seeds01 = [a if a != "0" else "0,1" for a in args[:-2]] + ["--json", str(tmp_path / "done.json")]
+    assert main([*seeds01, "--finished-only"]) == 0
+    captured = capsys.readouterr()
+    assert "left out 1 of 2 (family, seed) groups: jobshop/seed1" in captured.err
+    assert "ac-tobit against" in captured.out
+    assert sorted(p.name for p in tmp_path.rglob("seed*.json")) == before
+    done = json.loads((tmp_path / "done.json").read_text())
+    assert sorted((r["method"], r["seed"]) for r in done) == sorted((r["method"], r["seed"]) for r in rows)
+
 
 def test_paired_comparison_counts_tests_and_bounds_the_ratio() -> None:
     from uvp_plugins.bench.methods.tobit_ac import _paired

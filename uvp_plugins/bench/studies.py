@@ -548,6 +548,7 @@ def _tobit_ac_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--instance-set", default="main", choices=sorted(INSTANCE_SETS), help="'main': the reported instances; 'dev': other generator seeds for development (default main)")
     p.add_argument("--overhead", action="store_true", help="measure the model time per SMAC iteration with instance features instead (forest beside Tobit, 200 and 1000 observations; re-measured at every invocation)")
     p.add_argument("--json", default=None, help="also write the summaries (or overhead rows) as JSON to this file")
+    p.add_argument("--finished-only", action="store_true", help="run nothing: report the (family, seed) groups of this command whose configurator runs have all finished (e.g. after a stopped sweep); the groups left out are named on stderr")
     add_jobs(p)
     add_results(p, "bench-tobit-ac")
     add_force(p)
@@ -576,7 +577,33 @@ def _tobit_ac_plan(args: argparse.Namespace) -> Plan:
         for s in seeds for f in args.families for m in args.methods  # a partial sweep stays paired
         if m != "ac-default" or s == seeds[0]
     ]
+    if args.finished_only:
+        jobs = _finished_groups(jobs, Path(args.results))
     return Plan(list(jobs), Path(args.results), _check_jobs(args), None, args.force, bar="tobit-ac")
+
+
+def _finished_groups(jobs: list[Any], out: Path) -> list[Any]:
+    """The jobs of the (family, seed) groups whose configurator runs all have a summary in
+    ``out`` (and each family's finished ``ac-default`` run); the others are named on stderr."""
+    done = {j for j in jobs if j.summary_path(out).exists()}
+    groups: dict[tuple[str, int], list[Any]] = {}
+    for j in jobs:
+        if j.method != "ac-default":
+            groups.setdefault((j.family, j.seed), []).append(j)
+    keep = [j for j in jobs if j.method == "ac-default" and j in done]
+    left_out = []
+    for (family, seed), members in groups.items():
+        if all(j in done for j in members):
+            keep += members
+        else:
+            missing = ", ".join(j.method for j in members if j not in done)
+            left_out.append(f"{family}/seed{seed} (unfinished: {missing})")
+    if left_out:
+        print(f"tobit-ac --finished-only: left out {len(left_out)} of {len(groups)} (family, seed) "
+              f"groups: {'; '.join(left_out)}", file=sys.stderr)
+    if not keep:
+        raise ValueError(f"tobit-ac --finished-only: no finished runs of this command in {out}")
+    return keep
 
 
 def _tobit_ac_report(args: argparse.Namespace, summaries: list[dict[str, Any]]) -> tuple[str, int]:
