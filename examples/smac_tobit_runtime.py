@@ -21,9 +21,15 @@ Two ways to produce censored runs in SMAC:
 
 1. (used here) ask/tell: the target enforces the cutoff itself and tells
    ``TrialValue(cost=cutoff, time=cutoff, status=StatusType.TIMEOUT)``;
-2. ``Scenario(..., trial_walltime_limit=cutoff)`` with ``smac.optimize()``: SMAC kills the run
-   at the limit and records TIMEOUT with ``crash_cost`` (``inf`` by default); the encoder then
-   uses the walltime limit as the censoring value (set ``timeout_cost`` otherwise).
+2. ``Scenario(..., trial_walltime_limit=cutoff)`` with ``smac.optimize()``: SMAC stops the run
+   at the limit and records it with ``crash_cost`` (``inf`` by default; SMAC 2.4.1 then reports
+   CRASHED rather than TIMEOUT); the encoder uses the walltime limit as the censoring value (set
+   ``timeout_cost`` otherwise);
+3. algorithm configuration over instances with SMAC 2.4's adaptive capping
+   (``AlgorithmConfigurationFacade``, ``Scenario(adaptive_capping=True, runtime_cutoff=...)``):
+   the target returns its cutoff when stopped, SMAC records a SUCCESS, and the ``CutoffRecorder``
+   callback in ``tobit_facade_kwargs`` keeps each run's cutoff so the encoder censors it (README,
+   "Algorithm configuration across instances").
 
 Runs in about a minute on 2 cores: ``python examples/smac_tobit_runtime.py``;
 ``UVP_EXAMPLES_QUICK=1 python examples/smac_tobit_runtime.py`` runs 10 trials (CI's check that

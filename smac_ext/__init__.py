@@ -11,9 +11,10 @@ intensifier and Tobit ensemble model.
 * :func:`cash_configspace` / :func:`arm_params` – build a CASH ConfigSpace from per-arm
   :class:`uvp_plugins.space.SearchSpace` objects and map joint configurations back.
 * :func:`configspace_from_space` – the one ``SearchSpace`` -> ``ConfigurationSpace`` conversion.
-* :class:`TobitEnsembleModel`, :class:`CensoredRunHistoryEncoder`,
+* :class:`TobitEnsembleModel`, :class:`CensoredRunHistoryEncoder`, :class:`CutoffRecorder`,
   :class:`TobitThompsonSampling`, :func:`tobit_facade_kwargs` – the Tobit-loss ensemble surrogate
-  for right-censored observations (Eggensperger et al.), usable per arm of the intensifier
+  for right-censored observations (Eggensperger et al.), for algorithm configuration across
+  instances with SMAC's adaptive capping, and usable per arm of the intensifier
   (``model_factory=lambda s: TobitEnsembleModel(s)``).
 """
 
@@ -21,6 +22,7 @@ from smac_ext._cash_space import CashSpace, arm_params, cash_configspace, split_
 from smac_ext._cash_space import detect_selector as detect_selector
 from smac_ext._cash_space import plain_config as plain_config
 from smac_ext._censored_encoder import CensoredRunHistoryEncoder
+from smac_ext._cutoff_recorder import CutoffRecorder
 from smac_ext._idhb_intensifier import IterativeDeepeningHyperbandIntensifier, hyperband_trials
 from smac_ext._maxucb_intensifier import MaxUCBIntensifier
 from smac_ext._space import configspace_from_space
@@ -44,4 +46,5 @@ __all__ = [
     "cash_configspace",
     "arm_params",
     "configspace_from_space",
+    "CutoffRecorder",
 ]

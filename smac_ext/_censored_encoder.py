@@ -6,17 +6,32 @@ returns ``Y`` with a second column holding that flag (1.0 = censored), which
 :class:`smac_ext.TobitEnsembleModel` strips and feeds to the Tobit loss (Eggensperger et al.,
 Eq. 4). Costs are returned untransformed (the model does its own log transform and scaling).
 
-Which runs are censored: those whose status is in ``censored_states`` (default: TIMEOUT), at their
-observed cost -- the cutoff when the target function reports ``cost = cutoff`` itself. A run
-killed by SMAC at ``Scenario(trial_walltime_limit=...)`` is recorded with ``crash_cost`` (``inf``
-by default); such non-finite costs of censored runs are replaced by ``timeout_cost`` (default:
-the scenario's ``trial_walltime_limit`` when set -- the right value when the cost *is* the
-runtime -- else the largest finite cost). Successful/crashed/memory-out runs with a non-finite
-cost are also treated as censored at that value (they are at least as bad as it).
+Which runs are censored:
+
+* runs whose status is in ``censored_states`` (default: TIMEOUT), at their observed cost;
+* runs stopped at their cutoff by SMAC 2.4's adaptive capping: SMAC records them as SUCCESS at
+  the cost the target returned (its cutoff, by SMAC's convention); :class:`smac_ext.CutoffRecorder`
+  (part of :func:`smac_ext.tobit_facade_kwargs`) keeps each run's cutoff in its
+  ``additional_info["cutoff"]``, and a run whose cost reached it is censored *at the cutoff*
+  (:func:`uvp_plugins.censored.censor_at_cutoffs`);
+* runs whose target function declared its cost a lower bound, ``additional_info["censored"]``
+  true (e.g. a target that stopped at a limit of its own).
+
+A run killed by SMAC at ``Scenario(trial_walltime_limit=...)`` is recorded with ``crash_cost``
+(``inf`` by default); such non-finite costs of censored runs are replaced by ``timeout_cost``
+(default: the scenario's ``trial_walltime_limit`` when set -- the right value when the cost *is*
+the runtime -- else the largest finite cost), also when the run had a cutoff: killed at the
+walltime limit, it is only known to exceed that. Successful/crashed/memory-out runs with a
+non-finite cost are also treated as censored at that value (they are at least as bad as it);
+SMAC 2.4.1's runner itself reports a walltime kill as CRASHED when ``crash_cost`` is ``inf``.
+
+If the scenario caps runs (``adaptive_capping`` or ``runtime_cutoff``) but no run carries a
+recorded cutoff, the encoder logs a warning once: capped runs then look like finished ones.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -26,9 +41,12 @@ from smac.runhistory.runhistory import TrialKey, TrialValue
 from smac.runner.abstract_runner import StatusType
 from smac.scenario import Scenario
 
-from uvp_plugins.censored import censor_nonfinite
+from smac_ext._cutoff_recorder import CENSORED_KEY, CUTOFF_KEY
+from uvp_plugins.censored import censor_at_cutoffs, censor_nonfinite
 
 __all__ = ["CensoredRunHistoryEncoder"]
+
+logger = logging.getLogger(__name__)
 
 
 class CensoredRunHistoryEncoder(RunHistoryEncoder):
@@ -46,8 +64,9 @@ class CensoredRunHistoryEncoder(RunHistoryEncoder):
         scale_percentage: as for SMAC's encoders.
         seed: as for SMAC's encoders.
 
-    ``transform`` returns the uncensored rows first, then the censored ones, and stores the flags
-    of the last call in :attr:`last_censored`.
+    ``transform`` returns the runs of ``considered_states`` first (censored where their cost
+    reached their recorded cutoff or they declared it), then those of ``censored_states``, and
+    stores the flags of the last call in :attr:`last_censored`.
     """
 
     def __init__(
@@ -81,6 +100,8 @@ class CensoredRunHistoryEncoder(RunHistoryEncoder):
         if timeout_cost is not None and not np.isfinite(timeout_cost):
             raise ValueError(f"timeout_cost must be finite, got {timeout_cost!r}")
         self._timeout_cost = timeout_cost
+        self._capping = bool(scenario.adaptive_capping) or scenario.runtime_cutoff is not None
+        self._warned_no_cutoffs = False
         self.last_censored: np.ndarray = np.zeros(0, dtype=bool)
 
     @property
@@ -105,6 +126,19 @@ class CensoredRunHistoryEncoder(RunHistoryEncoder):
         # used by ``get_configurations``: every censored run counts, not only TIMEOUT
         return self._get_censored_trials(budget_subset)
 
+    @staticmethod
+    def _recorded(trials: Mapping[TrialKey, TrialValue]) -> tuple[np.ndarray, np.ndarray]:
+        """Per run: its recorded cutoff (NaN if none) and whether it declared itself censored."""
+        cutoffs = np.full(len(trials), np.nan)
+        declared = np.zeros(len(trials), dtype=bool)
+        for row, value in enumerate(trials.values()):
+            info = value.additional_info if isinstance(value.additional_info, dict) else {}
+            cutoff = info.get(CUTOFF_KEY)
+            if isinstance(cutoff, (int, float)) and not isinstance(cutoff, bool):
+                cutoffs[row] = float(cutoff)
+            declared[row] = bool(info.get(CENSORED_KEY, False))
+        return cutoffs, declared
+
     def transform(self, budget_subset: list | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``X`` (configuration vectors and instance features) and ``Y`` of shape ``(n, 2)``:
         column 0 the cost (a lower bound where censored), column 1 the flag (1.0 = censored)."""
@@ -118,7 +152,20 @@ class CensoredRunHistoryEncoder(RunHistoryEncoder):
         X2, Y2 = self._build_matrix(trials=capped, store_statistics=len(exact) == 0)
         X = np.vstack((X1, X2))
         y = np.concatenate((Y1.reshape(-1), Y2.reshape(-1)))
-        flags = np.concatenate((np.zeros(len(exact), dtype=bool), np.ones(len(capped), dtype=bool)))
+        cutoffs, declared = self._recorded(exact)
+        flags = np.concatenate((declared, np.ones(len(capped), dtype=bool)))
+        cutoffs = np.concatenate((cutoffs, np.full(len(capped), np.nan)))
+        if self._capping and len(exact) and np.isnan(cutoffs).all() and not self._warned_no_cutoffs:
+            logger.warning(
+                "the scenario caps runs (adaptive_capping / runtime_cutoff) but no run has a "
+                "recorded cutoff: capped runs look finished. Pass smac_ext.CutoffRecorder() in "
+                "the facade's callbacks (tobit_facade_kwargs does)"
+            )
+            self._warned_no_cutoffs = True
+        # a non-finite cost (e.g. a walltime kill) is bounded by timeout_cost, not by its cutoff:
+        # a run killed at the walltime limit before its cutoff is only known to exceed the limit
+        cutoffs[~np.isfinite(y)] = np.nan
+        y, flags = censor_at_cutoffs(y, cutoffs, flags)
         y, flags = censor_nonfinite(y, flags, cap=self._timeout_cost)
         self.last_censored = flags
         return X, np.column_stack((y, flags.astype(float)))

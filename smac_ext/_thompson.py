@@ -23,6 +23,7 @@ from smac.runner.abstract_runner import StatusType
 from smac.scenario import Scenario
 
 from smac_ext._censored_encoder import CensoredRunHistoryEncoder
+from smac_ext._cutoff_recorder import CutoffRecorder
 from smac_ext._tobit_model import TobitEnsembleModel
 
 __all__ = ["TobitThompsonSampling", "tobit_arm_factories", "tobit_facade_kwargs"]
@@ -77,7 +78,10 @@ def tobit_facade_kwargs(
 ) -> dict[str, Any]:
     """Keyword arguments for a SMAC facade running the paper's procedure.
 
-    ``HyperparameterOptimizationFacade(scenario, f, **tobit_facade_kwargs(scenario))`` uses
+    ``HyperparameterOptimizationFacade(scenario, f, **tobit_facade_kwargs(scenario))``, or for
+    algorithm configuration across instances with SMAC 2.4's adaptive capping
+    ``AlgorithmConfigurationFacade(Scenario(cs, instances=..., instance_features=...,
+    adaptive_capping=True, runtime_cutoff=...), f, **tobit_facade_kwargs(scenario))``, uses
 
     * ``model``: :class:`TobitEnsembleModel` with ``n_members=1`` (one network trained from
       scratch, with a fresh seed, at every SMAC iteration = the Thompson draw) and ``log_y=True``
@@ -89,17 +93,23 @@ def tobit_facade_kwargs(
     * ``config_selector``: SMAC's ``ConfigSelector`` with ``retrain_after=1``, so every proposal
       comes from a freshly trained network (the paper's "train a network from scratch in each
       iteration"). SMAC's default (8) would take the 8 best points of *one* Thompson sample,
-      which cluster around that sample's minimum.
+      which cluster around that sample's minimum;
+    * ``callbacks``: ``[CutoffRecorder(log_y=log_y)]``, which keeps each run's cutoff with its
+      result so that runs stopped by adaptive capping are censored, and refuses a cost <= 0 with
+      ``log_y`` when SMAC is told it. To add callbacks of your own, merge the lists:
+      ``kw = tobit_facade_kwargs(s); Facade(s, f, callbacks=[mine, *kw.pop("callbacks")], **kw)``.
 
     Other facade components (initial design, intensifier, acquisition maximiser, random
     interleaving) stay the facade's defaults. ``ensemble_kwargs`` go to
-    :class:`uvp_plugins.censored.TobitEnsemble` (e.g. ``n_steps``, ``hidden``).
+    :class:`uvp_plugins.censored.TobitEnsemble` (e.g. ``n_steps``, ``hidden``). With ``log_y`` a
+    scenario with a finite ``crash_cost <= 0`` is refused here, before the first trial.
     """
     model = TobitEnsembleModel(
         scenario, n_members=n_members, log_y=log_y, seed=seed, **ensemble_kwargs
     )
+    encoder_states = tuple(censored_states)
     encoder = CensoredRunHistoryEncoder(
-        scenario, censored_states=censored_states, timeout_cost=timeout_cost
+        scenario, censored_states=encoder_states, timeout_cost=timeout_cost
     )
     if isinstance(retrain_after, bool) or not isinstance(retrain_after, int) or retrain_after < 1:
         raise ValueError(f"retrain_after must be an integer >= 1, got {retrain_after!r}")
@@ -108,6 +118,7 @@ def tobit_facade_kwargs(
         "runhistory_encoder": encoder,
         "acquisition_function": TobitThompsonSampling(),
         "config_selector": ConfigSelector(scenario, retrain_after=retrain_after),
+        "callbacks": [CutoffRecorder(log_y=log_y, censored_states=tuple(encoder_states))],
     }
 
 

@@ -8,7 +8,19 @@ core :class:`uvp_plugins.censored.TobitEnsemble`:
   instance features. The model one-hot encodes categoricals, scales ordinals to ``[0, 1]`` and,
   for every conditional hyperparameter, adds an *active* indicator column and imputes an inactive
   value with 0.5 (an inactive categorical is all zeros), so every network input lies in
-  ``[0, 1]``. Constants are dropped. Instance features are min-max scaled by the core.
+  ``[0, 1]``. Constants are dropped.
+* **Instances.** With ``Scenario(instances=..., instance_features=...)`` (algorithm
+  configuration) one input row is ``[configuration, instance features]``: the network models the
+  runtime of a configuration on an instance (features of any width; as SMAC's models, more than
+  ``pca_components`` features are min-max scaled and reduced by PCA once there are enough rows).
+  Features are scaled to ``[0, 1]`` over *all* the scenario's instances, so instances not run
+  yet are not extrapolations. Where SMAC asks about configurations alone -- the acquisition
+  maximiser, ``predict_marginalized`` -- the model answers for the cost over instances, the mean
+  runtime over the scenario's instances (:meth:`uvp_plugins.censored.TobitEnsemble.
+  predict_members_over_instances`; with ``log_y`` the log of that mean, as SMAC's log-forest
+  marginalises). Instances *without* features: the model sees configurations only and fits the
+  differences between instances as noise, like SMAC's own models then do; it logs this once (give
+  ``instance_features``, e.g. one-hot instance ids, to model them).
 * **Censoring flags.** SMAC's ``ConfigSelector`` calls ``model.train(X, Y)`` with whatever the
   run-history encoder returns. :class:`smac_ext.CensoredRunHistoryEncoder` returns ``Y`` with two
   columns, the cost and the censoring flag (1 = TIMEOUT, the cost is a lower bound); the model
@@ -17,17 +29,19 @@ core :class:`uvp_plugins.censored.TobitEnsemble`:
   then fitted as exact values -- the paper's baseline *I*).
 * **Targets.** Non-finite costs (e.g. ``crash_cost = inf`` of a run killed at
   ``trial_walltime_limit``) are treated as censored at the largest finite cost
-  (:func:`uvp_plugins.censored.censor_nonfinite`). With ``log_y=True`` the costs must be > 0 and
-  predictions are in log space (SMAC's convention for ``log_y`` models, as expected by
-  ``EI(log=True)``). If every observation is censored the model warns and fits the censoring
-  values as exact (the Tobit likelihood has no finite maximum then).
+  (:func:`uvp_plugins.censored.censor_nonfinite`). With ``log_y=True`` the uncensored costs must
+  be > 0 (a censored bound <= 0, e.g. from a cutoff of 0, carries no information and is left
+  out) and predictions are in log space (SMAC's convention for ``log_y`` models, as expected by
+  ``EI(log=True)``); a scenario whose ``crash_cost`` is <= 0 is refused at construction. If every
+  observation is censored the model warns and fits the censoring values as exact (the Tobit
+  likelihood has no finite maximum then).
 * **Thompson sampling.** Every call of ``train`` draws a fresh seed from the model's seeded RNG,
   so each SMAC iteration trains freshly initialised networks. :meth:`sample_functions` returns the
   mean function of one member chosen at training time (redrawn by
   :meth:`draw_thompson_member`); with ``n_members=1`` (the paper's setting, used by
   :func:`smac_ext.tobit_facade_kwargs`) that is "a single network trained from scratch in each
   iteration". The sample is a deterministic function between two trainings, so SMAC's local
-  search can optimise it.
+  search can optimise it; for configurations alone it is that member's cost over instances.
 """
 
 from __future__ import annotations
@@ -49,7 +63,7 @@ from smac.scenario import Scenario
 
 from uvp_plugins.censored import TobitEnsemble, censor_nonfinite
 
-__all__ = ["TobitEnsembleModel"]
+__all__ = ["TobitEnsembleModel", "check_log_y_scenario"]
 
 logger = logging.getLogger(__name__)
 
@@ -120,6 +134,22 @@ class _InputEncoder:
         return out
 
 
+def check_log_y_scenario(scenario: Scenario, log_y: bool) -> None:
+    """Refuse, before the first trial, a scenario whose costs cannot all be logged: with
+    ``log_y=True`` a finite ``crash_cost <= 0`` would be a cost <= 0 (``inf``, the default, is
+    censored instead)."""
+    if not log_y:
+        return
+    crash = scenario.crash_cost
+    costs = crash if isinstance(crash, list) else [crash]
+    for c in costs:
+        if np.isfinite(c) and float(c) <= 0:
+            raise ValueError(
+                f"log_y=True models log(cost) but Scenario(crash_cost={c!r}) is <= 0; use a "
+                "crash_cost > 0 (or the default inf) or log_y=False"
+            )
+
+
 class TobitEnsembleModel(AbstractModel):
     """Tobit-loss MLP ensemble as a SMAC surrogate (Eggensperger et al., Eq. 4 and Eq. 5).
 
@@ -166,6 +196,15 @@ class TobitEnsembleModel(AbstractModel):
                 instance_features = scenario.instance_features
             if seed is None:
                 seed = scenario.seed
+            check_log_y_scenario(scenario, log_y)
+            if scenario.instances and not instance_features:
+                logger.info(
+                    "the scenario has %d instances but no instance features: the Tobit model "
+                    "sees configurations only and fits the differences between instances as "
+                    "noise; pass Scenario(instance_features=...) (e.g. one-hot instance ids) to "
+                    "model them",
+                    len(scenario.instances),
+                )
         elif isinstance(configspace, ConfigurationSpace):
             cs = configspace
         else:
@@ -192,6 +231,8 @@ class TobitEnsembleModel(AbstractModel):
         self._ensemble_kwargs = dict(ensemble_kwargs)
         self._encoder = _InputEncoder(cs)
         self._ensemble: TobitEnsemble | None = None
+        #: the scenario's instances' features as the network sees them (after PCA if applied)
+        self._instance_matrix: np.ndarray | None = None
         self._ts_member = 0
         self._warned_no_flags = False
         #: censoring flags of the last training set (for inspection and tests)
@@ -244,9 +285,15 @@ class TobitEnsembleModel(AbstractModel):
         y, censored = censor_nonfinite(y, flags)
         self.last_y, self.last_censored = y, censored
         Z = self._encode(X)
-        bounds = None
-        if Z.shape[1] == self._encoder.width:  # no instance features: inputs already in [0, 1]
-            bounds = (np.zeros(Z.shape[1]), np.ones(Z.shape[1]))
+        width = self._encoder.width
+        low, high = np.zeros(Z.shape[1]), np.ones(Z.shape[1])  # configurations: in [0, 1]
+        self._instance_matrix = self._features_as_trained()
+        if self._instance_matrix is not None:  # features: scaled over all instances
+            F = np.vstack((self._instance_matrix, Z[:, width:]))
+            low[width:], high[width:] = F.min(axis=0), F.max(axis=0)
+        elif Z.shape[1] > width:  # features of unknown instances: learnt from the rows
+            low[width:], high[width:] = Z[:, width:].min(axis=0), Z[:, width:].max(axis=0)
+        bounds = (low, high)
         fresh_seed = int(self._rng.randint(0, 2**31 - 1))
         ensemble = TobitEnsemble(
             n_members=self._n_members,
@@ -264,6 +311,47 @@ class TobitEnsembleModel(AbstractModel):
         self._ensemble = ensemble
         self.draw_thompson_member()
         return self
+
+    def _features_as_trained(self) -> np.ndarray | None:
+        """The scenario's instance features transformed as in the last ``train`` (SMAC's min-max
+        scaling and PCA when ``_apply_pca``), one row per instance; None without features."""
+        if self._n_features == 0 or not self._instance_features:
+            return None
+        F = np.asarray(list(self._instance_features.values()), dtype=float).reshape(
+            len(self._instance_features), self._n_features
+        )
+        if self._apply_pca:
+            F = self._pca.transform(np.nan_to_num(self._scaler.transform(F)))
+        return np.nan_to_num(F, nan=0.0, posinf=0.0, neginf=0.0)
+
+    def _members_over_instances(self, X: np.ndarray) -> np.ndarray:
+        """Each member's cost over the scenario's instances for configuration rows ``X``
+        (``n_hps`` columns), shape ``(M, n)``, in the modelled scale."""
+        assert self._ensemble is not None and self._instance_matrix is not None
+        configs = self._encode(X)
+        return self._ensemble.predict_members_over_instances(configs, self._instance_matrix)
+
+    def predict_marginalized(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Mean and variance (Eq. 5) of the cost over the scenario's instances for configuration
+        rows ``X`` (``n_hps`` columns, no features), each of shape ``(n, 1)``; without instance
+        features the plain prediction. With ``log_y`` in log space: the log of the mean runtime
+        over instances per member, then Eq. 5 over the members."""
+        X = np.asarray(X, dtype=float)
+        if X.ndim != 2 or X.shape[1] != self._n_hps:
+            raise ValueError(
+                f"X must have shape (n, {self._n_hps}) (configurations without instance "
+                f"features) for predict_marginalized, got {X.shape}"
+            )
+        if self._ensemble is None:
+            raise RuntimeError("TobitEnsembleModel is not trained yet")
+        if self._instance_matrix is None:
+            mean, var = self.predict(X)
+            assert var is not None
+            return mean, np.maximum(np.nan_to_num(var, nan=self._var_threshold), self._var_threshold)
+        members = self._members_over_instances(X)
+        mean = members.mean(axis=0).reshape(-1, 1)
+        var = np.maximum(members.var(axis=0), self._var_threshold).reshape(-1, 1)
+        return mean, var
 
     def draw_thompson_member(self) -> int:
         """Choose (with the model's RNG) which member :meth:`sample_functions` uses until the next
@@ -296,18 +384,29 @@ class TobitEnsembleModel(AbstractModel):
 
         Column 0 is the mean function of the member chosen at training time (see
         :meth:`draw_thompson_member`); further columns use the following members cyclically.
-        SMAC's ``TS`` acquisition function calls this with ``n_funcs=1``.
+        SMAC's ``TS`` acquisition function calls this with ``n_funcs=1``. ``X_test`` holds
+        configurations (``n_hps`` columns: the sample is the member's cost over the scenario's
+        instances) or configurations with instance features (the member's cost on that instance).
         """
         if self._ensemble is None:
             raise RuntimeError("TobitEnsembleModel is not trained yet")
         X_test = np.asarray(X_test, dtype=float)
-        if X_test.ndim != 2 or X_test.shape[1] != self._n_hps + self._n_features:
+        full = self._n_hps + self._n_features
+        if X_test.ndim != 2 or X_test.shape[1] not in (self._n_hps, full):
+            widths = f"{self._n_hps}" if full == self._n_hps else f"{self._n_hps} or {full}"
             raise ValueError(
-                f"X_test must have shape (n, {self._n_hps + self._n_features}), got {X_test.shape}"
+                f"X_test must have shape (n, {widths}) (configurations"
+                + ("" if full == self._n_hps else ", optionally followed by instance features")
+                + f"), got {X_test.shape}"
             )
-        if self._apply_pca:
-            feats = self._pca.transform(self._scaler.transform(X_test[:, -self._n_features :]))
-            X_test = np.hstack((X_test[:, : self._n_hps], feats))
-        members = self._ensemble.predict_members(self._encode(X_test))
+        if X_test.shape[1] == self._n_hps and self._instance_matrix is not None:
+            members = self._members_over_instances(X_test)
+        else:
+            if self._apply_pca and X_test.shape[1] == full:
+                feats = self._pca.transform(
+                    np.nan_to_num(self._scaler.transform(X_test[:, -self._n_features :]))
+                )
+                X_test = np.hstack((X_test[:, : self._n_hps], feats))
+            members = self._ensemble.predict_members(self._encode(X_test))
         idx: Sequence[int] = [(self._ts_member + k) % self._n_members for k in range(n_funcs)]
         return np.asarray(members[list(idx)].T)

@@ -26,7 +26,7 @@ def _undocumented(parser: argparse.ArgumentParser) -> list[str]:
 def test_every_option_of_every_subcommand_has_help_text() -> None:
     subs = _subparsers(parser())
     assert {"list", "run", "report", "demo", "idhb", "overhead", "ray-overhead", "idhb-ray",
-            "tobit-runtime", "censored-quality"} <= set(subs)
+            "tobit-runtime", "tobit-ac", "censored-quality"} <= set(subs)
     for name, sub in subs.items():
         assert not _undocumented(sub), (name, _undocumented(sub))
         assert sub.description, name

@@ -17,7 +17,7 @@ from uvp_plugins.bench.study import CallJob, Plan, Study, register_study, rows_o
 def test_every_subcommand_is_a_registered_study() -> None:
     names = list(studies())
     assert names[:3] == ["list", "run", "report"]
-    assert {"idhb", "overhead", "ray-overhead", "idhb-ray", "tobit-runtime", "censored-quality",
+    assert {"idhb", "overhead", "ray-overhead", "idhb-ray", "tobit-runtime", "tobit-ac", "censored-quality",
             "demo"} <= set(names)
     assert all(s.execute is not None or (s.plan and s.report) for s in studies().values())
 

@@ -12,9 +12,12 @@ from scipy import stats
 from uvp_plugins.censored import (
     MLPEnsembleNet,
     TobitEnsemble,
+    censor_at_cutoffs,
     censor_nonfinite,
     gaussian_nll,
     inverse_mills_ratio,
+    marginal_over_instances,
+    pair_rows,
     schmee_hahn_fit,
     tobit_nll,
     tobit_nll_grad,
@@ -521,3 +524,71 @@ def test_corrupt_state_is_rejected_naming_the_field(path: tuple, value: object, 
     target[path[-1]] = value
     with pytest.raises((ValueError, TypeError), match=message):
         TobitEnsemble.from_state_dict(state)
+
+
+# ---------------------------------------------------------------- instances (issue 31)
+
+
+def test_pair_rows_and_the_cost_over_instances() -> None:
+    configs = np.array([[0.1, 0.2], [0.3, 0.4], [0.5, 0.6]])
+    feats = np.array([[1.0], [2.0]])
+    rows = pair_rows(configs, feats)
+    assert rows.shape == (6, 3)
+    for j in range(3):
+        for i in range(2):
+            np.testing.assert_array_equal(rows[j * 2 + i], np.r_[configs[j], feats[i]])
+    logs = np.log(np.array([[[1.0, 3.0], [2.0, 2.0]]]))  # (members, configs, instances)
+    # the mean runtime over instances, in log units with log_y: not the mean of the logs
+    np.testing.assert_allclose(marginal_over_instances(logs, log_y=True), np.log([[2.0, 2.0]]))
+    np.testing.assert_allclose(marginal_over_instances(logs, log_y=False), logs.mean(axis=-1))
+    # stable far out (exp would overflow)
+    assert np.isfinite(marginal_over_instances(np.array([[800.0, 801.0]]), log_y=True)).all()
+    with pytest.raises(ValueError, match="at least one instance"):
+        pair_rows(configs, np.zeros((0, 1)))
+
+
+@pytest.mark.parametrize("log_y", [False, True])
+def test_members_over_instances_equal_the_explicit_rows(log_y: bool) -> None:
+    rng = np.random.default_rng(5)
+    configs, feats = rng.uniform(size=(7, 3)), rng.normal(size=(4, 2))
+    X = pair_rows(rng.uniform(size=(30, 3)), feats)
+    y = np.exp(X[:, 0] + 0.3 * X[:, 3]) if log_y else X[:, 0] + 0.3 * X[:, 3]
+    model = TobitEnsemble(n_members=3, n_steps=40, log_y=log_y).fit(X, y)
+    got = model.predict_members_over_instances(configs, feats, max_rows=5)  # chunks of 1 config
+    per_row = model.predict_members(pair_rows(configs, feats)).reshape(3, 7, 4)
+    expected = np.log(np.exp(per_row).mean(-1)) if log_y else per_row.mean(-1)
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-9)
+    with pytest.raises(ValueError, match="add up"):
+        model.predict_members_over_instances(configs, feats[:, :1])
+
+
+def test_log_y_leaves_out_censored_bounds_at_or_below_zero_and_refuses_exact_ones() -> None:
+    X, y, censored, _ = _capped_data(30)
+    y = np.exp(y)
+    y2, c2 = y.copy(), censored.copy()
+    y2[:3], c2[:3] = 0.0, True  # e.g. runs handed a cutoff of 0: no information
+    a = TobitEnsemble(n_members=1, n_steps=30, log_y=True, seed=1).fit(X[3:], y[3:], censored[3:])
+    b = TobitEnsemble(n_members=1, n_steps=30, log_y=True, seed=1).fit(X, y2, c2)
+    np.testing.assert_array_equal(a.predict(X)[0], b.predict(X)[0])
+    y2[5], c2[5] = 0.0, False
+    with pytest.raises(ValueError, match=r"log_y=True.*log_y=False"):
+        TobitEnsemble(n_members=1, n_steps=5, log_y=True).fit(X, y2, c2)
+    with pytest.raises(ValueError, match="every row was a censored value <= 0"):
+        TobitEnsemble(n_members=1, n_steps=5, log_y=True).fit(X[:2], [0.0, 0.0], [True, True])
+
+
+def test_censor_at_cutoffs_is_eq2() -> None:
+    y, c = censor_at_cutoffs([1.0, 3.0, 4.0, 9.0, 2.0], [3.0, 3.0, 3.0, np.inf, np.nan], [False, False, False, False, True])
+    np.testing.assert_array_equal(y, [1.0, 3.0, 3.0, 9.0, 2.0])
+    np.testing.assert_array_equal(c, [False, True, True, False, True])
+    with pytest.raises(ValueError, match="cutoffs must have length 2"):
+        censor_at_cutoffs([1.0, 2.0], [1.0])
+
+
+def test_docstring_examples_run() -> None:
+    import doctest
+
+    from uvp_plugins.censored import instances, tobit
+
+    for module in (instances, tobit):
+        assert doctest.testmod(module, raise_on_error=True).attempted >= 1

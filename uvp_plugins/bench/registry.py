@@ -84,6 +84,7 @@ EXTRA_OF_MODULE = {
     "matplotlib": "bench",
     "torch": "peers",
     "dehb": "peers",
+    "ortools": "solvers",
     "cocoex": "bench",
 }
 

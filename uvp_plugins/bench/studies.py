@@ -17,6 +17,9 @@ subcommand                jobs                                                  
 ``tobit-runtime``         :class:`~uvp_plugins.bench.methods.tobit_bench.`      ``--results``
                           ``RuntimeJob`` per (seed, method); ``--overhead``:
                           one ``CallJob`` (re-measured)
+``tobit-ac``              :class:`~uvp_plugins.bench.methods.tobit_ac.ACJob`    ``--results``
+                          per (family, method, seed); ``--overhead``: one       (bench-tobit-ac)
+                          ``CallJob`` (re-measured)
 ``censored-quality``      one ``CallJob`` per (seed, function, percentile)      ``--results``
 ``demo``                  the demo's comparisons (:mod:`uvp_plugins.bench.demo`) ``--out``
 ========================  ====================================================  ======================
@@ -31,6 +34,7 @@ import argparse
 import importlib
 import importlib.util
 import json
+import math
 import os
 import re
 import sys
@@ -542,6 +546,103 @@ register_study(Study(
     "(Eggensperger et al., Table 2/3 protocol); workers run SMAC with PYTHONHASHSEED=0 unless "
     "you set it.",
     _tobit_arguments, _tobit_plan, _tobit_report,
+))
+
+
+# ================================================================================ tobit-ac
+def _tobit_ac_arguments(p: argparse.ArgumentParser) -> None:
+    from uvp_plugins.bench.methods.tobit_ac import AC_METHODS
+    from uvp_plugins.bench.problems.cpsat_ac import FAMILIES, INSTANCE_SETS
+
+    p.add_argument("--families", nargs="+", default=sorted(FAMILIES), choices=sorted(FAMILIES), help="CP-SAT instance families (default: all)")
+    p.add_argument("--methods", nargs="+", default=list(AC_METHODS), choices=list(AC_METHODS), help="configurators (default: all; ac-default runs once per family)")
+    p.add_argument("--seeds", default="0-9", help="seeds, e.g. '0-9' or '0,3,5' (default 0-9)")
+    p.add_argument("--budget", type=float, default=30.0, help="total capped runtime of a configurator's target runs, deterministic seconds (default 30)")
+    p.add_argument("--kappa-max", type=float, default=0.5, help="per-run cutoff, deterministic seconds; PAR10 counts 10x it (default 0.5)")
+    p.add_argument("--n-instances", type=int, default=40, help="instances per family, half training and half test (default 40)")
+    p.add_argument("--instance-set", default="main", choices=sorted(INSTANCE_SETS), help="'main': the reported instances; 'dev': other generator seeds for development (default main)")
+    p.add_argument("--overhead", action="store_true", help="measure the model time per SMAC iteration with instance features instead (forest beside Tobit, 200 and 1000 observations; re-measured at every invocation)")
+    p.add_argument("--json", default=None, help="also write the summaries (or overhead rows) as JSON to this file")
+    p.add_argument("--finished-only", action="store_true", help="run nothing: report the (family, seed) groups of this command whose configurator runs have all finished (e.g. after a stopped sweep); the groups left out are named on stderr")
+    add_jobs(p)
+    add_results(p, "bench-tobit-ac")
+    add_force(p)
+
+
+def _tobit_ac_plan(args: argparse.Namespace) -> Plan:
+    from uvp_plugins.bench.methods.tobit_ac import ACJob
+
+    missing = [m for m in ("ortools", "smac") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise ValueError(f"tobit-ac {registry.install_hint(missing)}")
+    if args.overhead:
+        job = CallJob("ac-model-overhead", "uvp_plugins.bench.methods.tobit_ac:measure_ac_overhead", {})
+        return Plan([job], Path(args.results), force=True, bar="tobit-ac overhead")
+    seeds = parse_seeds(args.seeds)
+    for name in ("budget", "kappa_max"):
+        value = getattr(args, name)
+        if not (math.isfinite(value) and value > 0):
+            raise ValueError(f"--{name.replace('_', '-')} must be a number > 0, got {value!r}")
+    if args.n_instances < 2:
+        raise ValueError(f"--n-instances must be an int >= 2, got {args.n_instances}")
+    jobs = [
+        # the default configuration is deterministic: one run stands for every seed
+        ACJob(f, m, seeds[0] if m == "ac-default" else s, args.budget, args.kappa_max,
+              args.n_instances, args.instance_set)
+        for s in seeds for f in args.families for m in args.methods  # a partial sweep stays paired
+        if m != "ac-default" or s == seeds[0]
+    ]
+    if args.finished_only:
+        jobs = _finished_groups(jobs, Path(args.results))
+    return Plan(list(jobs), Path(args.results), _check_jobs(args), None, args.force, bar="tobit-ac")
+
+
+def _finished_groups(jobs: list[Any], out: Path) -> list[Any]:
+    """The jobs of the (family, seed) groups whose configurator runs all have a summary in
+    ``out`` (and each family's finished ``ac-default`` run); the others are named on stderr."""
+    done = {j for j in jobs if j.summary_path(out).exists()}
+    groups: dict[tuple[str, int], list[Any]] = {}
+    for j in jobs:
+        if j.method != "ac-default":
+            groups.setdefault((j.family, j.seed), []).append(j)
+    keep = [j for j in jobs if j.method == "ac-default" and j in done]
+    left_out = []
+    for (family, seed), members in groups.items():
+        if all(j in done for j in members):
+            keep += members
+        else:
+            missing = ", ".join(j.method for j in members if j not in done)
+            left_out.append(f"{family}/seed{seed} (unfinished: {missing})")
+    if left_out:
+        print(f"tobit-ac --finished-only: left out {len(left_out)} of {len(groups)} (family, seed) "
+              f"groups: {'; '.join(left_out)}", file=sys.stderr)
+    if not keep:
+        raise ValueError(f"tobit-ac --finished-only: no finished runs of this command in {out}")
+    return keep
+
+
+def _tobit_ac_report(args: argparse.Namespace, summaries: list[dict[str, Any]]) -> tuple[str, int]:
+    from uvp_plugins.bench.methods.tobit_ac import format_ac_overhead, format_ac_table
+
+    if args.overhead:
+        rows: list[dict[str, Any]] = rows_of(summaries)
+        text = format_ac_overhead(rows)
+    else:
+        rows = summaries
+        text = format_ac_table(rows)
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(rows, fh, indent=1)
+    return text, 0
+
+
+register_study(Study(
+    "tobit-ac", "algorithm configuration of CP-SAT with adaptive capping: SMAC's AC facade with the Tobit model vs its forest vs random search vs the default (test PAR10); --overhead: model time per SMAC iteration with instance features",
+    "Configure OR-Tools CP-SAT on generated instance families (runtime = deterministic time) "
+    "with SMAC 2.4's AlgorithmConfigurationFacade and adaptive capping: tobit_facade_kwargs "
+    "(ac-tobit) vs the facade's forest (ac-smac) vs random racing (ac-random) vs CP-SAT's "
+    "default; PAR10 of the final incumbent on held-out test instances, paired sign tests.",
+    _tobit_ac_arguments, _tobit_ac_plan, _tobit_ac_report,
 ))
 
 

@@ -30,6 +30,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from uvp_plugins.censored.instances import marginal_over_instances, pair_rows
 from uvp_plugins.censored.mlp import AdamW, MLPEnsembleNet, softplus
 from uvp_plugins.censored.tobit import tobit_nll_grad
 
@@ -154,7 +155,7 @@ class TobitEnsemble:
         return X_
 
     @staticmethod
-    def _check_y(y: ArrayLike, n: int, log_y: bool) -> NDArray[np.float64]:
+    def _check_y(y: ArrayLike, n: int) -> NDArray[np.float64]:
         y_ = np.asarray(y, dtype=float)
         if y_.ndim == 2 and y_.shape[1] == 1:
             y_ = y_[:, 0]
@@ -162,9 +163,24 @@ class TobitEnsemble:
             raise ValueError(f"y must be a 1-d array of length {n} (rows of X), got shape {y_.shape}")
         if not np.all(np.isfinite(y_)):
             raise ValueError("y contains NaN or inf; all targets must be finite")
-        if log_y and np.any(y_ <= 0):
-            raise ValueError("y must be > 0 everywhere when log_y=True")
         return y_
+
+    @staticmethod
+    def usable_for_log(y: ArrayLike, censored: ArrayLike) -> NDArray[np.bool_]:
+        """Rows a ``log_y`` fit keeps: every uncensored row, which must be > 0 (else ValueError
+        naming ``log_y``), and the censored rows with a bound > 0. A right-censored value <= 0
+        says only "the runtime exceeds a value <= 0", which every runtime does: it carries no
+        information and is dropped (e.g. SMAC's adaptive capping can hand a run a cutoff of 0)."""
+        y_ = np.asarray(y, dtype=float)
+        c = np.asarray(censored, dtype=bool)
+        bad = (y_ <= 0) & ~c
+        if bad.any():
+            raise ValueError(
+                f"y must be > 0 where not censored when log_y=True (log of a runtime); got "
+                f"{y_[bad][0]!r} at row {int(np.argmax(bad))}. Use log_y=False for costs that "
+                "can be <= 0"
+            )
+        return np.asarray((y_ > 0) | ~c)
 
     @staticmethod
     def _check_censored(censored: ArrayLike | None, n: int) -> NDArray[np.bool_]:
@@ -189,8 +205,10 @@ class TobitEnsemble:
 
         Args:
             X: inputs, shape ``(n, d)``, finite.
-            y: targets, shape ``(n,)``, finite (``> 0`` with ``log_y``); where ``censored`` is
-                True, ``y`` is a lower bound of the true value (a right-censored observation).
+            y: targets, shape ``(n,)``, finite; where ``censored`` is True, ``y`` is a lower
+                bound of the true value (a right-censored observation). With ``log_y`` the
+                uncensored targets must be ``> 0`` and censored rows with a bound ``<= 0`` are
+                left out (:meth:`usable_for_log`).
             censored: boolean flags of length ``n``; None means nothing is censored.
 
         A single observation is allowed (targets are then only centred, not scaled, and every
@@ -202,8 +220,18 @@ class TobitEnsemble:
         n = X_.shape[0]
         if n < 1:
             raise ValueError("fit needs at least one observation")
-        y_ = self._check_y(y, n, self.log_y)
+        y_ = self._check_y(y, n)
         c = self._check_censored(censored, n)
+        if self.log_y:
+            keep = self.usable_for_log(y_, c)
+            if not keep.all():
+                X_, y_, c = X_[keep], y_[keep], c[keep]
+                n = X_.shape[0]
+                if n < 1:
+                    raise ValueError(
+                        "fit needs at least one observation; with log_y=True every row was a "
+                        "censored value <= 0, which carries no information"
+                    )
         use_censoring = self.loss == "tobit"
         if use_censoring and c.all():
             if self.all_censored == "raise":
@@ -411,6 +439,43 @@ class TobitEnsemble:
         """Each member's predicted mean, shape ``(M, n)``, in the modelled scale (``log y`` with
         ``log_y``), un-normalised."""
         return self._forward(X)[0]
+
+    def predict_members_over_instances(
+        self, configs: ArrayLike, features: ArrayLike, *, max_rows: int = 65536
+    ) -> NDArray[np.float64]:
+        """Each member's mean over instances, shape ``(M, n_configs)``, in the modelled scale.
+
+        The model's inputs are ``[configuration, instance features]`` (algorithm configuration
+        across instances); each configuration row of ``configs`` is combined with every row of
+        ``features`` (:func:`~uvp_plugins.censored.instances.pair_rows`) and the member's
+        predictions are reduced with
+        :func:`~uvp_plugins.censored.instances.marginal_over_instances`: the log of the mean
+        runtime with ``log_y``, the plain mean otherwise. The rows are evaluated in chunks of at
+        most ``max_rows``. Eq. 5 over these marginal means gives the ensemble's mean and variance
+        of the cost over instances; a Thompson sample of that cost is one member's row.
+        """
+        C = np.asarray(configs, dtype=float)
+        F = np.asarray(features, dtype=float)
+        if C.ndim != 2 or F.ndim != 2 or F.shape[0] < 1:
+            raise ValueError(
+                "configs and features must be 2-d with at least one instance row, got shapes "
+                f"{C.shape} and {F.shape}"
+            )
+        if self.n_features_in_ is not None and C.shape[1] + F.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"configs ({C.shape[1]} columns) and features ({F.shape[1]} columns) must add up "
+                f"to the {self.n_features_in_} inputs the model was fit on"
+            )
+        k = F.shape[0]
+        step = max(1, int(max_rows) // k)
+        out = np.empty((self.n_members, C.shape[0]))
+        for start in range(0, C.shape[0], step):
+            block = C[start : start + step]
+            mu = self.predict_members(pair_rows(block, F))
+            out[:, start : start + block.shape[0]] = marginal_over_instances(
+                mu.reshape(self.n_members, block.shape[0], k), log_y=self.log_y
+            )
+        return out
 
     def predict(self, X: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Eq. 5: the ensemble mean and the variance of the members' means, each of shape

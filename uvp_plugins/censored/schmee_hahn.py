@@ -45,9 +45,12 @@ def schmee_hahn_fit(
     kwargs["loss"] = "gaussian"
     model = TobitEnsemble(**kwargs)
     X_ = model._check_X(X)
-    y_ = model._check_y(y, X_.shape[0], model.log_y)
+    y_ = model._check_y(y, X_.shape[0])
     c = model._check_censored(censored, X_.shape[0])
     log_y = model.log_y
+    if log_y:
+        keep = model.usable_for_log(y_, c)
+        X_, y_, c = X_[keep], y_[keep], c[keep]
     lower = np.log(y_) if log_y else y_.copy()
     current = lower.copy()
     for it in range(int(n_iter)):

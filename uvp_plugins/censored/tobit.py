@@ -22,6 +22,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import log_ndtr
 
 __all__ = [
+    "censor_at_cutoffs",
     "censor_nonfinite",
     "gaussian_nll",
     "inverse_mills_ratio",
@@ -159,4 +160,32 @@ def censor_nonfinite(
             raise ValueError(f"cap must be finite, got {cap!r}")
         y_[bad] = cap
         c_[bad] = True
+    return y_, c_
+
+
+def censor_at_cutoffs(
+    y: ArrayLike, cutoffs: ArrayLike, censored: ArrayLike | None = None
+) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
+    """Right-censoring by per-run cutoffs (the paper's Eq. 2, ``c_i = min(kappa_i, c(lambda_i))``).
+
+    A run stopped at its cutoff ``kappa_i`` reports a cost ``>= kappa_i`` (the cutoff itself, or
+    e.g. ``cutoff + 1`` as in SMAC's capping example); all that is known is that its runtime
+    exceeds ``kappa_i``. Such a row becomes ``(kappa_i, censored)``. Rows with a NaN or infinite
+    cutoff (no cutoff recorded) and rows below their cutoff keep their value; ``censored`` flags
+    already set (e.g. TIMEOUT runs) stay set.
+
+    Example:
+        >>> censor_at_cutoffs([1.0, 5.0, 6.0, 2.0], [4.0, 4.0, 5.0, float("nan")])
+        (array([1., 4., 5., 2.]), array([False,  True,  True, False]))
+    """
+    y_ = np.array(y, dtype=float).reshape(-1)
+    k_ = np.array(cutoffs, dtype=float).reshape(-1)
+    if k_.shape != y_.shape:
+        raise ValueError(f"cutoffs must have length {y_.shape[0]} (as y), got {k_.shape[0]}")
+    c_ = np.zeros(y_.shape[0], dtype=bool) if censored is None else np.array(censored, dtype=bool).reshape(-1)
+    if c_.shape != y_.shape:
+        raise ValueError(f"censored must have length {y_.shape[0]} (as y), got {c_.shape[0]}")
+    hit = np.isfinite(k_) & (y_ >= k_)
+    y_[hit] = k_[hit]
+    c_ |= hit
     return y_, c_
