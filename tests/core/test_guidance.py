@@ -134,9 +134,9 @@ def test_posterior_is_factorised_only_for_steps_that_score_candidates(
     epsilons: list[int] = []
     real_fit, real_epsilon = GaussianProcess.fit, OnlineEnhancedAdaCent._epsilon
 
-    def counting_fit(self, X, y, theta=None):  # type: ignore[no-untyped-def]
+    def counting_fit(self, X, y, theta=None, noise=None):  # type: ignore[no-untyped-def]
         fits.append(theta is None)
-        return real_fit(self, X, y, theta)
+        return real_fit(self, X, y, theta, noise)
 
     def counting_epsilon(self, centers):  # type: ignore[no-untyped-def]
         epsilons.append(len(centers))

@@ -89,11 +89,29 @@ def test_optimistic_rising_curve_survives_and_stalled_curve_is_pruned(direction:
 
 
 def test_intermediate_values_of_other_trials_count_as_reached() -> None:
-    study = optuna.create_study(direction="maximize", pruner=PredPruner(max_resource=10))
+    """The issue-17 rule (calibrate=False): a RUNNING trial's value is a value reached."""
+    study = optuna.create_study(
+        direction="maximize", pruner=PredPruner(max_resource=10, calibrate=False)
+    )
     leader = study.ask(DIST)
     for step in range(1, 6):
         leader.report(0.8, step)  # still RUNNING, never completed
     assert _first_pruned_step(study, [0.3] * 5) == 2
+
+
+def test_the_calibrated_rule_compares_with_complete_trials_only() -> None:
+    """The default rule: a RUNNING (or PRUNED) trial's value is nothing the user gets; until a
+    trial completes nothing is pruned, then PRED compares with the best final value."""
+    study = optuna.create_study(direction="maximize", pruner=PredPruner(max_resource=10))
+    leader = study.ask(DIST)
+    for step in range(1, 6):
+        leader.report(0.8, step)  # still RUNNING, never completed
+    assert _first_pruned_step(study, [0.3] * 5) is None
+    study.add_trial(
+        create_trial(params={"x": 0.5}, distributions=DIST, value=0.8,
+                     intermediate_values={s: 0.8 * (1 - 0.5**s) for s in range(1, 11)})
+    )
+    assert _first_pruned_step(study, [0.3] * 5) is not None
 
 
 @pytest.mark.parametrize("direction", ["maximize", "minimize"])
@@ -117,14 +135,18 @@ def test_the_median_cut_prunes_a_trial_outside_the_best_half_at_its_step(directi
 
     steep_low = [sign * 0.3, sign * 0.6, sign * 0.9]  # 3 of 4 better at step 2
     steep_high = [sign * 0.3, sign * 0.85, sign * 1.2]  # 1 of 4 better at step 2
-    assert _first_pruned_step(study_with_rivals(PredPruner(max_resource=20)), steep_low) == 2
-    assert _first_pruned_step(study_with_rivals(PredPruner(max_resource=20)), steep_high) is None
-    alone = PredPruner(max_resource=20, keep_fraction=None)
-    assert alone.keep_fraction is None and PredPruner(max_resource=20).keep_fraction == 0.5
+
+    def issue17(**kwargs: object) -> PredPruner:
+        return PredPruner(max_resource=20, calibrate=False, **kwargs)  # type: ignore[arg-type]
+
+    assert _first_pruned_step(study_with_rivals(issue17()), steep_low) == 2
+    assert _first_pruned_step(study_with_rivals(issue17()), steep_high) is None
+    alone = issue17(keep_fraction=None)
+    assert alone.keep_fraction is None and issue17().keep_fraction == 0.5
     assert _first_pruned_step(study_with_rivals(alone), steep_low) is None
     # without the running trial only two counted trials reported step 2 (the FAILED one does
     # not count): too few for the cut
-    assert _first_pruned_step(study_with_rivals(PredPruner(max_resource=20), False), steep_low) is None
+    assert _first_pruned_step(study_with_rivals(issue17(), False), steep_low) is None
 
 
 def _rising_objective(T: int):  # type: ignore[no-untyped-def]
@@ -282,9 +304,14 @@ def test_the_median_cut_gives_up_the_guarantee_for_slow_starters() -> None:
     optimistic prediction: on the same concave curves, where the best configuration is a slow
     starter, it prunes more, and on some sampling orders it prunes the best configuration (the
     trade-off documented in uvp_plugins.adacent.pred)."""
-    outcomes = [_best_trial_state(seed, PredPruner(max_resource=_CONCAVE_T)) for seed in range(3)]
+    outcomes = [
+        _best_trial_state(seed, PredPruner(max_resource=_CONCAVE_T, calibrate=False))
+        for seed in range(3)
+    ]
     alone = [
-        _best_trial_state(seed, PredPruner(max_resource=_CONCAVE_T, keep_fraction=None))
+        _best_trial_state(
+            seed, PredPruner(max_resource=_CONCAVE_T, keep_fraction=None, calibrate=False)
+        )
         for seed in range(3)
     ]
     assert sum(p for _, p in outcomes) > sum(p for _, p in alone)
