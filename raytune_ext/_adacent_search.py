@@ -20,10 +20,18 @@ import numpy as np
 from ray.tune.search import UNDEFINED_METRIC_MODE, UNDEFINED_SEARCH_SPACE, Searcher
 
 from raytune_ext._ray_space import RaySpace
+from raytune_ext._search_properties import check_step_attr
 from uvp_plugins.adacent.guidance import Guidance
 from uvp_plugins.adacent.online import OnlineEnhancedAdaCent, check_epsilon
 from uvp_plugins.adacent.pred import DELTA, check_delta
-from uvp_plugins.validation import check_bool, check_choice, check_int, check_seed
+from uvp_plugins.validation import (
+    check_bool,
+    check_choice,
+    check_int,
+    check_reported_number,
+    check_reported_step,
+    check_seed,
+)
 
 __all__ = ["EnhancedAdaCentSearch"]
 
@@ -47,8 +55,9 @@ class EnhancedAdaCentSearch(Searcher):
       candidate remains;
     * ``on_trial_result`` adds ``result[metric]`` at step ``result[time_attr]`` to the trial's
       learning curve (results without the metric or the step, or with a non-finite value, are
-      skipped); the core reads each center's value at the exploration depth
-      ``floor(delta * max_t)``;
+      skipped; a metric that is not a number or a step that is not an int ``>= 0`` raises a
+      ``TypeError``/``ValueError`` naming the key and the trial, at the first such result); the
+      core reads each center's value at the exploration depth ``floor(delta * max_t)``;
     * ``on_trial_complete``: a trial that ended at ``max_t`` (or, without ``max_t``, any trial
       that ended normally) is *complete* with ``result[metric]`` as its final value; one that
       ended before ``max_t`` (stopped by a scheduler) is *pruned*, its curve kept; an errored
@@ -68,7 +77,11 @@ class EnhancedAdaCentSearch(Searcher):
     (:mod:`raytune_ext._ray_space`: ``tune.uniform``, ``quniform``, ``loguniform``, ``randint``,
     ``qrandint``, ``lograndint``, ``choice``; other domains are rejected naming the parameter),
     its parameters sorted by their ``"/"``-joined names. Constants in ``param_space`` are passed
-    through by Ray.
+    through by Ray. ``tune.sample_from`` in a ``Tuner``'s ``param_space`` is not searched: Ray
+    replaces it by a placeholder before the searcher sees the space and evaluates it for each
+    trial from the values the searcher chose (e.g. ``tune.sample_from(lambda spec: 2 *
+    spec.config.x)``); in ``space=`` or ``tune.run(config=...)`` it is rejected like the other
+    domains.
 
     Example (quiet, on a local 2-CPU cluster on 127.0.0.1):
 
@@ -109,7 +122,8 @@ class EnhancedAdaCentSearch(Searcher):
         metric: the result key to optimise (default: ``TuneConfig(metric=...)``).
         mode: ``"min"`` or ``"max"`` (default: ``TuneConfig(mode=...)``).
         time_attr: the result key that counts training steps (integer values), as in Ray's
-            schedulers; default ``"training_iteration"``.
+            schedulers; default ``"training_iteration"`` (Ray's times in seconds,
+            ``"time_total_s"`` and the like, are refused).
         max_t: ``T``, the largest step a trial reports (an int ``>= 2``); values are compared at
             ``floor(delta * max_t)``. Default ``None``: the largest step a complete trial
             reported. Give it when a scheduler stops trials early: Ray tells a searcher the
@@ -149,6 +163,7 @@ class EnhancedAdaCentSearch(Searcher):
             check_choice("mode", mode, _MODES)
         if not isinstance(time_attr, str) or not time_attr:
             raise TypeError(f"time_attr must be a non-empty str, got {time_attr!r}")
+        check_step_attr(time_attr, type(self).__name__)
         if guidance is not None and not isinstance(guidance, Guidance):
             raise TypeError(
                 f"guidance must be a uvp_plugins.adacent.guidance.Guidance or None, got {guidance!r}"
@@ -289,25 +304,19 @@ class EnhancedAdaCentSearch(Searcher):
         self, trial_id: str, curve: dict[int, float], result: Mapping[str, Any] | None
     ) -> tuple[bool, float | None]:
         """Add ``result``'s value at its step to ``curve``; returns whether the result has a
-        finite value, and the value."""
+        finite value, and the value. A metric or step of the wrong type is an error naming the
+        key, the trial and the accepted type."""
         metric = self._metric
         if not result or metric is None or metric not in result:
             return False, None
-        try:
-            value = float(result[metric])
-        except (TypeError, ValueError):
-            return False, None
+        where = f"trial {trial_id}"
+        value = check_reported_number(metric, result[metric], where)
+        step = result.get(self._time_attr)
+        s = None if step is None else check_reported_step(self._time_attr, step, where)
         if not math.isfinite(value):
             return False, None
-        step = result.get(self._time_attr)
-        if step is not None:
-            s = float(step)
-            if not s.is_integer():
-                raise ValueError(
-                    f"time_attr={self._time_attr!r} must count steps with integer values; trial "
-                    f"{trial_id} reported {step!r}"
-                )
-            curve[int(s)] = value
+        if s is not None:
+            curve[s] = value
         return True, value
 
     def on_trial_result(self, trial_id: str, result: dict[str, Any]) -> None:

@@ -26,6 +26,14 @@ log; the old log is removed afterwards. A crash between the two steps leaves eit
 snapshot with its complete log, or the new snapshot (the old log is then stale and removed at the
 next load): never a state that mixes both.
 
+**Archive.** The records of a compacted log are not dropped: before the new snapshot is written
+they are appended to ``<path>.archive`` (``fsync``-ed), and the snapshot stores the archive's
+length (``archive_size``). :meth:`Journal.archived_records` reads them back, so that records
+which carry history (the schedulers journal every result row) survive any number of compactions
+and resumed runs. An archive longer than its snapshot says (a crash after the archive append,
+before the snapshot replace) is cut back when loading: the old snapshot's log still holds those
+records.
+
 The file names avoid ``*.json`` and ``*.pkl``: on a resume Ray copies those files of the experiment
 directory to its staging directory and uploads them back later, which would overwrite a newer
 state with an older copy.
@@ -38,7 +46,7 @@ Example:
     >>> j.append(["add", 2])
     >>> j.close()
     >>> Journal(path).load()
-    ({'x': 1, 'generation': 0}, [['add', 2]])
+    ({'x': 1, 'generation': 0, 'archive_size': 0}, [['add', 2]])
 """
 
 from __future__ import annotations
@@ -54,6 +62,7 @@ from typing import Any
 __all__ = ["Journal", "JournalError", "jsonable"]
 
 _GENERATION = "generation"
+_ARCHIVE_SIZE = "archive_size"
 
 
 class JournalError(ValueError):
@@ -73,6 +82,8 @@ class Journal:
         self.path = os.path.abspath(os.fspath(path))
         self.fsync = bool(fsync)
         self._generation = 0
+        self._archive_size = 0  # bytes of the archive the current snapshot covers
+        self._known = False  # the snapshot on disk is the one this object loaded or wrote
         self._log: _AppendLog | None = None
         self.n_records = 0  # records in the current log (since the last snapshot)
 
@@ -99,20 +110,27 @@ class Journal:
         records = self._read_log(self._log_path(generation))
         self._remove_stale_logs(generation)
         self._generation = generation
+        self._archive_size = int(snapshot.get(_ARCHIVE_SIZE, 0))
+        self._known = True
         self.n_records = len(records)
         return snapshot, records
 
-    def _read_log(self, log: str) -> list[list[Any]]:
-        if not os.path.exists(log):
+    def archived_records(self) -> list[list[Any]]:
+        """The records of every compacted log, oldest first (see *Archive*; call after
+        :meth:`load`)."""
+        path = self._archive_path()
+        if not self._archive_size or not os.path.exists(path):
             return []
-        with open(log, "rb") as fh:
-            data = fh.read()
-        end = data.find(b"\0")  # the preallocated, never written rest of the file
-        if end >= 0:
-            data = data[:end]
-        lines = data.split(b"\n")
-        # The part after the last newline is a record cut short by a machine crash (or empty).
-        complete, _tail = lines[:-1], lines[-1]
+        with open(path, "rb") as fh:
+            data = fh.read(self._archive_size)
+        return self._parse(data, path)
+
+    def _read_log(self, log: str) -> list[list[Any]]:
+        return self._parse(_complete_lines(log), log)
+
+    @staticmethod
+    def _parse(data: bytes, log: str) -> list[list[Any]]:
+        complete = data.split(b"\n")[:-1]
         records = []
         for number, line in enumerate(complete, 1):
             try:
@@ -133,21 +151,29 @@ class Journal:
         target = f"{self.path}.replaced-{stamp}"
         directory, base = os.path.split(self.path)
         for name in os.listdir(directory):
-            if name == base or (name.startswith(base + ".log") and name[len(base) + 4 :].isdigit()):
-                suffix = name[len(base) :]
+            suffix = name[len(base) :]
+            if name.startswith(base) and (
+                suffix in ("", ".archive") or (suffix.startswith(".log") and suffix[4:].isdigit())
+            ):
                 os.replace(os.path.join(directory, name), target + suffix)
         self._generation = 0
+        self._archive_size = 0
+        self._known = False
         self.n_records = 0
         return target
 
     # ------------------------------------------------------------------ writing
     def write_snapshot(self, state: dict[str, Any]) -> None:
-        """Replace the snapshot by ``state`` (generation + 1) and start its empty log."""
+        """Replace the snapshot by ``state`` (generation + 1) and start its empty log; the
+        records of the old log move to the archive first."""
         generation = self._generation + 1 if self.exists() else self._generation
         old_log = self._log_path(self._generation)
         self.close()
+        if self._known and self.exists():
+            self._archive(_complete_lines(old_log))
         body = dict(state)
         body[_GENERATION] = generation
+        body[_ARCHIVE_SIZE] = self._archive_size
         directory = os.path.dirname(self.path)
         os.makedirs(directory, exist_ok=True)
         new_log = self._log_path(generation)
@@ -166,6 +192,7 @@ class Journal:
             raise
         _fsync_dir(directory)
         self._generation = generation
+        self._known = True
         self.n_records = 0
         if old_log != new_log and os.path.exists(old_log):
             os.unlink(old_log)
@@ -221,6 +248,25 @@ class Journal:
     # ------------------------------------------------------------------ internals
     def _log_path(self, generation: int) -> str:
         return f"{self.path}.log{generation}"
+
+    def _archive_path(self) -> str:
+        return f"{self.path}.archive"
+
+    def _archive(self, data: bytes) -> None:
+        """Append ``data`` (complete records) to the archive, after the part the current
+        snapshot covers (a longer archive is the rest of an interrupted compaction)."""
+        if not data:
+            return
+        fd = os.open(self._archive_path(), os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            os.ftruncate(fd, self._archive_size)
+            written = 0
+            while written < len(data):
+                written += os.pwrite(fd, data[written:], self._archive_size + written)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        self._archive_size += len(data)
 
     def _remove_stale_logs(self, generation: int) -> None:
         directory, base = os.path.split(self.path)
@@ -299,6 +345,19 @@ class _AppendLog:
             self.map = None
         os.ftruncate(self.fd, self.pos)  # drop the preallocated rest
         os.close(self.fd)
+
+
+def _complete_lines(log: str) -> bytes:
+    """The complete records of a log file (up to its last newline; nothing if it is missing)."""
+    if not os.path.exists(log):
+        return b""
+    with open(log, "rb") as fh:
+        data = fh.read()
+    end = data.find(b"\0")  # the preallocated, never written rest of the file
+    if end >= 0:
+        data = data[:end]
+    # The part after the last newline is a record cut short by a machine crash (or empty).
+    return data[: data.rfind(b"\n") + 1]
 
 
 def _allocate(fd: int, offset: int, length: int) -> None:

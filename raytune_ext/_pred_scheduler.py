@@ -18,15 +18,18 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ray.tune.experiment import Trial
-from ray.tune.result import RESULT_DUPLICATE
 from ray.tune.schedulers.trial_scheduler import FIFOScheduler, TrialScheduler
 
 from raytune_ext._journal import Journal
+from raytune_ext._ray_trials import restore_progress
+from raytune_ext._result_logs import row_key
 from raytune_ext._scheduler import _default_state_path
 from raytune_ext._search_properties import (
     check_result_keys,
+    check_step_attr,
     merge_search_properties,
     missing_metric_or_mode,
+    total_trials,
 )
 from uvp_plugins.adacent.pred import (
     DEFAULT_PREDICTOR,
@@ -35,7 +38,12 @@ from uvp_plugins.adacent.pred import (
     TAIL_FRACTION,
     PredStoppingRule,
 )
-from uvp_plugins.validation import check_bool, check_int
+from uvp_plugins.validation import (
+    check_bool,
+    check_int,
+    check_reported_number,
+    check_reported_step,
+)
 
 if TYPE_CHECKING:
     from ray.tune.execution.tune_controller import TuneController
@@ -86,13 +94,19 @@ class PredStoppingScheduler(FIFOScheduler):
       searcher; with :class:`~raytune_ext.EnhancedAdaCentSearch` pass ``n_probes=10`` (its
       ``guidance.n_init``; on three lcbench tasks better in 10 of 15 runs, worse in 1,
       ``docs/results/ray_pred.md``). A state saved before the phase existed reads as
-      ``n_probes=0``.
+      ``n_probes=0``. ``n_probes`` at or above the number of trials of the experiment (when
+      Ray knows it) would stop every trial at the depth: it is refused with a ``ValueError``
+      when the first trial is added, before any trial runs.
 
     **Bad values (the core's documented behaviour).** Non-finite metrics (``nan``, ``+-inf``) enter
     neither the trial's history nor the best value; they still count as a step. A trial past the
     exploration depth without any finite value is stopped (it diverged). A result without
-    ``time_attr`` or ``metric`` is skipped, as Ray's schedulers do; a non-integer ``time_attr``
-    raises ``ValueError`` (use a counter such as ``training_iteration``, not ``time_total_s``).
+    ``time_attr`` or ``metric`` is skipped, as Ray's schedulers do. A metric that is not a number,
+    or a ``time_attr`` value that is not an int ``>= 0``, stops the run at the first such result
+    (``TypeError``/``ValueError`` naming the key, the trial and the accepted type); Ray's times
+    in seconds (``time_total_s``, ``time_this_iter_s``, ``time_since_restore``) are refused as
+    ``time_attr`` when the scheduler is constructed (use a counter such as
+    ``training_iteration``).
 
     **Errored, removed and retried trials keep their results.** The values a trial reported were
     reached before it errored (an out-of-memory worker, a lost node): they stay lower bounds on
@@ -100,13 +114,22 @@ class PredStoppingScheduler(FIFOScheduler):
     Ray retries (``max_failures``) continues its curve; re-reported steps are ignored (the first
     finite value of a step is kept, as in the core).
 
-    **State.** Every result the rule observes and every stop is appended to a journal beside
-    ``state_path`` (default ``<experiment dir>/pred_scheduler.state``: a snapshot with the core's
-    JSON state plus a memory-mapped log, :mod:`raytune_ext._journal`) before the decision is
-    returned. A resumed experiment (``Tuner.restore``, ``tune.run(resume=...)``, also after a
-    killed driver) continues from it with the same rule state, so the decisions are those of an
-    uninterrupted run on the same results. :meth:`save` / :meth:`restore` write and read the same
-    JSON state to a file of your choice.
+    **State and kill safety.** Every result is appended to a journal beside ``state_path``
+    (default ``<experiment dir>/pred_scheduler.state``: a snapshot with the core's JSON state
+    plus a memory-mapped log, :mod:`raytune_ext._journal`) before the decision is returned, in
+    one record: what the rule observed, whether the scheduler stopped the trial, and the whole
+    result row; trials that ended otherwise are journaled too. A resumed experiment
+    (``Tuner.restore``, ``tune.run(resume=...)``, also after a killed driver, ``kill -9``
+    included) continues from it with the same rule state, so the decisions are those of an
+    uninterrupted run on the same results. Ray's own experiment snapshot (every 10 s or more)
+    can be older than the journal; then, when Ray re-adds a trial: a trial stopped (or ended)
+    before the driver died stays stopped with the result it was stopped with (Ray restored it
+    as unfinished and would run it again), the others continue from their latest journaled
+    checkpoint, and every trial's result history (``result.json``, ``progress.csv``, what
+    ``get_dataframe()`` reads) is completed with the rows Ray had not yet uploaded
+    (:mod:`raytune_ext._result_logs`), its ``Result.metrics`` being its last row. The rows of
+    compacted logs are kept in ``<state_path>.archive``. :meth:`save` / :meth:`restore` write
+    and read the rule's JSON state to a file of your choice.
 
     Example (local two-CPU cluster, quiet):
 
@@ -181,6 +204,7 @@ class PredStoppingScheduler(FIFOScheduler):
     ) -> None:
         super().__init__()
         check_result_keys(time_attr, metric, mode)
+        check_step_attr(time_attr, type(self).__name__)
         if max_t is None:
             raise TypeError("max_t (the full budget T in time_attr units, an int >= 2) is required")
         self._max_t = check_int("max_t", max_t, low=2)
@@ -202,9 +226,13 @@ class PredStoppingScheduler(FIFOScheduler):
         )
         self._added: dict[str, None] = {}  # trial ids in the order Ray first added them
         self._stopped: dict[str, int] = {}  # trial id -> step at which the rule stopped it
+        self._ended: set[str] = set()  # trials stopped by this scheduler or ended otherwise
         self._journal: Journal | None = None
         self._started = False
-        self._seen: dict[str, Any] = {}  # trial id -> time_attr of its last observed result
+        self._last_key: dict[str, Any] = {}  # trial id -> identity of its last journaled row
+        #: a resumed experiment: journaled rows per trial (until Ray re-adds the trial)
+        self._rows: dict[str, list[dict[str, Any]]] = {}
+        self._to_stop: dict[str, Trial] = {}  # ended before a killed driver, restored unfinished
 
     # ------------------------------------------------------------------ read-only views
     @property
@@ -234,6 +262,7 @@ class PredStoppingScheduler(FIFOScheduler):
         state = dict(self.__dict__)
         state["_journal"] = None
         state["_started"] = False
+        state["_rows"], state["_to_stop"], state["_last_key"] = {}, {}, {}
         return state
 
     # ------------------------------------------------------------------ Ray API
@@ -247,43 +276,79 @@ class PredStoppingScheduler(FIFOScheduler):
         return True
 
     def on_trial_add(self, tune_controller: TuneController, trial: Trial) -> None:
-        self._ensure_started(trial)
+        self._ensure_started(trial, tune_controller)
         tid = trial.trial_id
         if tid not in self._added:
             self._added[tid] = None
             self._record(["a", tid])
+        rows = self._rows.pop(tid, None)
+        if rows:
+            # A resumed experiment: Ray's snapshot and its per-trial history may be older than
+            # the journal (results of the seconds before a driver was killed).
+            latest = next(
+                (r["checkpoint_dir_name"] for r in reversed(rows) if r.get("checkpoint_dir_name")),
+                None,
+            )
+            restore_progress(trial, {}, latest, self._time_attr, rows)
+            self._last_key[tid] = row_key(rows[-1])
+        if tid in self._ended and trial.status in (Trial.PENDING, Trial.PAUSED):
+            # It ended before the driver was killed, after Ray's last snapshot: it stays ended
+            # with its last result. Held back now (Ray starts PENDING trials on its own) and
+            # stopped through Ray at its next choose_trial_to_run (once Ray tracks it).
+            trial.set_status(Trial.PAUSED)
+            self._to_stop[tid] = trial
 
     def on_trial_result(self, tune_controller: TuneController, trial: Trial, result: dict) -> str:
-        if result.get(RESULT_DUPLICATE):
-            # the trainable returned: Ray repeats its last result, already decided on
-            return TrialScheduler.CONTINUE
-        step = self._observe(trial, result)
-        if step is None:
-            return TrialScheduler.CONTINUE
         tid = trial.trial_id
-        if step >= self._max_t:
-            return TrialScheduler.STOP  # the full budget: nothing left to decide
-        if self._rule.decide(tid):
-            self._stopped[tid] = step
-            self._record(["s", tid, step])
-            logger.debug("PredStoppingScheduler: stopping trial %s at %s=%d", tid, self._time_attr, step)
-            return TrialScheduler.STOP
-        return TrialScheduler.CONTINUE
+        key = row_key(result)
+        if key is not None and key == self._last_key.get(tid):
+            # Ray repeats a trial's last result when its trainable returns: already decided on
+            return TrialScheduler.CONTINUE
+        self._last_key[tid] = key
+        observed = self._observe(trial, result)
+        decision = TrialScheduler.CONTINUE
+        if observed is not None:
+            step = observed[0]
+            if step >= self._max_t:
+                decision = TrialScheduler.STOP  # the full budget: nothing left to decide
+            elif self._rule.decide(tid):
+                self._stopped[tid] = step
+                decision = TrialScheduler.STOP
+                logger.debug(
+                    "PredStoppingScheduler: stopping trial %s at %s=%d", tid, self._time_attr, step
+                )
+        stop = decision == TrialScheduler.STOP
+        if stop:
+            self._ended.add(tid)
+        self._record_result(tid, observed, stop, result)
+        return decision
 
     def on_trial_complete(
         self, tune_controller: TuneController, trial: Trial, result: dict
     ) -> None:
         # Usually the last result was already observed; one Ray did not show the scheduler (a
         # stopper ended the trial) is observed here.
-        step = result.get(self._time_attr) if result else None
-        if step is not None and self._seen.get(trial.trial_id) != step:
-            self._observe(trial, result)
+        tid = trial.trial_id
+        key = row_key(result) if result else None
+        if key is not None and key != self._last_key.get(tid):
+            self._last_key[tid] = key
+            self._record_result(tid, self._observe(trial, result), False, result)
+        if tid not in self._ended:
+            self._ended.add(tid)
+            self._record(["t", tid])
 
     def on_trial_error(self, tune_controller: TuneController, trial: Trial) -> None:
         pass  # its reported values stay (class docstring: errored trials keep their results)
 
     def on_trial_remove(self, tune_controller: TuneController, trial: Trial) -> None:
         pass  # as on_trial_error
+
+    def choose_trial_to_run(self, tune_controller: TuneController) -> Trial | None:
+        for trial in self._to_stop.values():
+            if trial.status in (Trial.PENDING, Trial.PAUSED):
+                tune_controller.stop_trial(trial)
+        self._to_stop.clear()
+        return super().choose_trial_to_run(tune_controller)
 
     def debug_string(self) -> str:
         return (
@@ -304,6 +369,7 @@ class PredStoppingScheduler(FIFOScheduler):
             "rule": self._rule.state_dict(),
             "trials": list(self._added),
             "stopped": dict(self._stopped),
+            "ended": sorted(self._ended),
         }
 
     def save(self, checkpoint_path: str) -> None:
@@ -319,7 +385,7 @@ class PredStoppingScheduler(FIFOScheduler):
         the current ones."""
         with open(checkpoint_path, encoding="utf-8") as fh:
             state = json.load(fh)
-        self._load_state(state, [])
+        self._load_state(state, [], [])
         if self._journal is not None:
             self._journal.write_snapshot(self.state_dict())
 
@@ -327,19 +393,23 @@ class PredStoppingScheduler(FIFOScheduler):
     def _params(self) -> dict[str, Any]:
         return {"time_attr": self._time_attr, "metric": self._metric}
 
-    def _ensure_started(self, trial: Trial) -> None:
+    def _ensure_started(self, trial: Trial, tune_controller: TuneController) -> None:
         if self._started:
             return
         if not self._metric or not self._mode:
             raise missing_metric_or_mode(self, self._metric, self._mode)
         self._rule.mode = self._mode
+        n_trials = total_trials(getattr(tune_controller, "search_alg", None))
+        if n_trials is not None:
+            self._rule.check_trials_beyond_probes(n_trials)
         if self._state_path is None:
             self._state_path = _default_state_path(trial, PRED_STATE_FILE_NAME)
         journal = Journal(self._state_path, fsync=self._fsync) if self._state_path else None
         if journal is not None and journal.exists():
             state, records = journal.load()
             if trial.trial_id in state.get("trials", []) or ["a", trial.trial_id] in records:
-                self._load_state(state, records)  # a resumed experiment: continue it
+                # a resumed experiment: continue it (rows of earlier runs are in the archive)
+                self._load_state(state, journal.archived_records(), records)
                 logger.info("PredStoppingScheduler continues from %s", self._state_path)
             else:
                 kept = journal.set_aside()
@@ -354,7 +424,14 @@ class PredStoppingScheduler(FIFOScheduler):
         if journal is not None:
             journal.write_snapshot(self.state_dict())  # fresh, or compacted after a resume
 
-    def _load_state(self, state: Mapping[str, Any], records: list[list[Any]]) -> None:
+    def _load_state(
+        self,
+        state: Mapping[str, Any],
+        archived: list[list[Any]],
+        records: list[list[Any]],
+    ) -> None:
+        """Continue ``state`` (a snapshot) and the ``records`` journaled after it; ``archived``
+        (the records of compacted logs) only gives result rows."""
         if state.get("format") != _STATE_FORMAT:
             raise ValueError(f"state format must be {_STATE_FORMAT!r}, got {state.get('format')!r}")
         # the rule as saved (a state from before a parameter existed reads as made without it)
@@ -372,37 +449,64 @@ class PredStoppingScheduler(FIFOScheduler):
             )
         added = {str(t): None for t in state["trials"]}
         stopped = {str(t): int(s) for t, s in state["stopped"].items()}
+        ended = {str(t) for t in state.get("ended", stopped)}
+        rows: dict[str, list[dict[str, Any]]] = {}
+        for rec in archived:
+            row = _row_of(rec)
+            if row is not None:
+                rows.setdefault(rec[1], []).append(row)
         for rec in records:
             kind = rec[0]
+            row = _row_of(rec)
+            if row is not None:
+                rows.setdefault(rec[1], []).append(row)
             if kind == "o":
                 rule.observe(rec[1], int(rec[2]), float(rec[3]))
+                if len(rec) > 4 and rec[4]:  # stopped with this result
+                    ended.add(rec[1])
+                    if int(rec[2]) < self._max_t:
+                        stopped[rec[1]] = int(rec[2])
             elif kind == "a":
                 added[rec[1]] = None
-            elif kind == "s":
+            elif kind == "s":  # a stop, as written before stops went into "o"
                 stopped[rec[1]] = int(rec[2])
-            else:
+                ended.add(rec[1])
+            elif kind == "t":
+                ended.add(rec[1])
+            elif kind != "h":
                 raise ValueError(f"unknown record {rec!r} in the state of {self._state_path}")
-        self._rule, self._added, self._stopped = rule, added, stopped
+        self._rule, self._added, self._stopped, self._ended = rule, added, stopped, ended
+        self._rows = rows
         self._mode = rule.mode
 
-    def _observe(self, trial: Trial, result: Mapping[str, Any]) -> int | None:
-        """Give ``result`` to the rule; its step, or None if it lacks ``time_attr``/``metric``."""
+    def _observe(self, trial: Trial, result: Mapping[str, Any]) -> tuple[int, float] | None:
+        """Give ``result`` to the rule; its step and value, or None if it lacks ``time_attr`` or
+        ``metric`` (a value of the wrong type is an error naming the key and the trial)."""
         metric = self._metric
         if metric is None or self._time_attr not in result or metric not in result:
             return None
-        step = check_int(f"result[{self._time_attr!r}]", result[self._time_attr], low=0)
-        try:
-            value = float(result[metric])
-        except (TypeError, ValueError):
-            raise ValueError(
-                f"result[{metric!r}] of trial {trial.trial_id} must be a number, got "
-                f"{result[metric]!r}"
-            ) from None
         tid = trial.trial_id
-        self._seen[tid] = result[self._time_attr]
+        step = check_reported_step(self._time_attr, result[self._time_attr], f"trial {tid}")
+        value = check_reported_number(metric, result[metric], f"trial {tid}")
         self._rule.observe(tid, step, value)
-        self._record(["o", tid, step, value if math.isfinite(value) else str(value)])
-        return step
+        return step, value
+
+    def _record_result(
+        self,
+        tid: str,
+        observed: tuple[int, float] | None,
+        stop: bool,
+        result: Mapping[str, Any],
+    ) -> None:
+        """Journal one result in one record: the observation, whether the scheduler stopped the
+        trial with it, and the row (``done`` as Ray logs it) for Ray's history."""
+        row = {**result, "done": True} if stop else result
+        if observed is None:
+            self._record(["h", tid, row])
+            return
+        step, value = observed
+        shown = value if math.isfinite(value) else str(value)
+        self._record(["o", tid, step, shown, int(stop), row])
 
     def _record(self, record: list[Any]) -> None:
         journal = self._journal
@@ -411,3 +515,13 @@ class PredStoppingScheduler(FIFOScheduler):
         journal.append(record)
         if journal.n_records >= _COMPACT_EVERY:
             journal.write_snapshot(self.state_dict())
+
+
+def _row_of(record: list[Any]) -> dict[str, Any] | None:
+    """The result row a journal record carries (``["o", ..., row]``, ``["h", trial, row]``)."""
+    kind = record[0]
+    if kind == "o" and len(record) > 5 and isinstance(record[5], dict):
+        return record[5]
+    if kind == "h" and isinstance(record[2], dict):
+        return record[2]
+    return None

@@ -21,7 +21,9 @@ Ray domain                                  uvp_plugins parameter
 Categorical values are held by index, so any Python object Ray accepts as a choice works and the
 core's JSON state holds only numbers. Quantized log scales (``qloguniform``, ``qlograndint`` with
 ``q > 1``), normal distributions (``randn``, ``qrandn``), ``sample_from`` and ``grid_search``
-have no finite mesh here and are rejected with an error naming the parameter.
+have no finite mesh here and are rejected with an error naming the parameter. (A ``Tuner``
+replaces ``sample_from`` in its ``param_space`` by a placeholder constant before a searcher sees
+the space and evaluates it per trial itself: there it is not a parameter of this space.)
 
 The other direction, :func:`ray_param_space`, writes a :class:`SearchSpace` as Ray domains (for a
 caller that holds a :class:`SearchSpace`, e.g. ``uvp-bench``); read back by :class:`RaySpace` it

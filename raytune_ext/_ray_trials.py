@@ -18,20 +18,23 @@ Checked on Ray 2.60. Each function says which Ray behaviour it completes:
 * :func:`restore_progress` — after a driver was killed, Ray's own view of a trial (its last result
   and latest checkpoint, in the experiment snapshot Ray writes every few seconds) can be older
   than what the scheduler logged with every result. The trial is brought up to the scheduler's
-  record: its last result (so Ray's analysis and ``get_best_*`` see it) and its latest checkpoint
-  (so a resumed trial continues from there instead of retraining from an older checkpoint or from
-  iteration 0).
+  record: its result history (:mod:`raytune_ext._result_logs`), its last result (so
+  ``Result.metrics``, Ray's analysis and ``get_best_*`` see it, and it is the last row of the
+  history) and its latest checkpoint (so a resumed trial continues from there instead of
+  retraining from an older checkpoint or from iteration 0).
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ray.tune.experiment import Trial
 from ray.tune.result import EXPR_PROGRESS_FILE, EXPR_RESULT_FILE
+
+from raytune_ext._result_logs import complete_result_logs, nested, rows_after
 
 __all__ = ["prepare_held_trial", "publish_result_logs", "restore_progress", "checkpoint_index"]
 
@@ -109,28 +112,49 @@ def checkpoint_index(name: str | None) -> int | None:
 
 
 def restore_progress(
-    trial: Trial, metrics: Mapping[str, Any], checkpoint_dir_name: str | None, time_attr: str
+    trial: Trial,
+    metrics: Mapping[str, Any],
+    checkpoint_dir_name: str | None,
+    time_attr: str,
+    rows: Sequence[Mapping[str, Any]] = (),
 ) -> bool:
-    """Bring ``trial`` up to a result the scheduler logged, if Ray's view of it is older.
+    """Bring ``trial`` up to what the scheduler logged, where Ray's view of it is older.
 
-    ``metrics`` is the logged subset of the result (user metrics, ``training_iteration``,
-    ``time_total_s``, ...); ``checkpoint_dir_name`` the latest checkpoint the trial had reported
-    by then (``None``: none). Returns True when the trial was changed.
+    ``rows`` are the trial's results as the scheduler journaled them (flattened, oldest first):
+    its result logs are completed with them, and those newer than Ray's last result are given
+    to the trial in order (``Trial.update_last_result``, as Ray does with every result), so
+    its last result is the last row of its history. Without rows (a state saved before rows
+    were journaled) ``metrics``, the logged subset of the last result, is merged into Ray's
+    last result. ``checkpoint_dir_name`` is the latest checkpoint the trial had reported
+    (``None``: none). Returns True when the trial was changed.
     """
-    ours = metrics.get(time_attr)
-    if ours is None:
-        return False
-    theirs = trial.last_result.get(time_attr) if trial.last_result else None
     changed = False
-    if theirs is None or float(ours) > float(theirs):
-        merged = dict(trial.last_result or {})
-        merged.update(metrics)
-        merged.setdefault("config", trial.config)
-        if checkpoint_dir_name:
-            merged["checkpoint_dir_name"] = checkpoint_dir_name
-        trial.update_last_result(merged)
-        changed = True
-    if checkpoint_dir_name and _register_checkpoint(trial, checkpoint_dir_name, dict(metrics)):
+    if rows:
+        changed = complete_result_logs(trial, rows) > 0
+        known = trial.last_result if trial.has_reported_at_least_once else None
+        newer = rows_after(known, rows)
+        if newer is None:  # Ray's last result is not a journaled row: take the last if newer
+            theirs = known.get(time_attr) if known else None
+            ours = rows[-1].get(time_attr)
+            newer = [rows[-1]] if ours is not None and (
+                theirs is None or float(ours) > float(theirs)
+            ) else []
+        for row in newer:
+            trial.update_last_result(nested(row))
+            changed = True
+    else:
+        ours = metrics.get(time_attr)
+        theirs = trial.last_result.get(time_attr) if trial.last_result else None
+        if ours is not None and (theirs is None or float(ours) > float(theirs)):
+            merged = dict(trial.last_result or {})
+            merged.update(metrics)
+            merged.setdefault("config", trial.config)
+            if checkpoint_dir_name:
+                merged["checkpoint_dir_name"] = checkpoint_dir_name
+            trial.update_last_result(merged)
+            changed = True
+    metrics = dict(trial.last_result or metrics)
+    if checkpoint_dir_name and _register_checkpoint(trial, checkpoint_dir_name, metrics):
         changed = True
     if changed:
         trial.invalidate_json_state()

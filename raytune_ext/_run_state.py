@@ -11,10 +11,16 @@ gives back the same jobs (checked: every replayed job must carry its journaled i
 
 Records (JSON arrays, one per line):
 
-* ``["c", trial, t, iteration, checkpoint]`` — a result that took no decision (``t`` is
-  ``time_attr``); written with a preformatted line (the hot path: most results);
-* ``["r", trial, t, checkpoint, metrics]`` — a result that reached a rung budget, with its metrics
-  (those Ray's analysis needs: user metrics, ``training_iteration``, ``time_total_s``...);
+* ``["c", trial, t, iteration, checkpoint, row]`` — a result that took no decision (``t`` is
+  ``time_attr``; ``row`` the whole result as Ray gives it to the scheduler, flattened); written
+  with a preformatted line (the hot path: most results);
+* ``["R", trial, t, checkpoint, row]`` — a result that reached a rung budget (``row["done"]`` is
+  true when the scheduler stopped the trial with it, as Ray logs it);
+* ``["h", trial, row]`` — a result Ray logged without showing it to the scheduler (a stopper
+  ended the trial);
+* ``["c", trial, t, iteration, checkpoint]`` and ``["r", trial, t, checkpoint, metrics]`` (a rung
+  result with the metrics Ray's analysis needs) — the same without the row, written before
+  version 3 and still read;
 * ``["e", job]`` / ``["n", trial, job]`` — the core's ``ask_existing`` / ``ask_new``;
 * ``["t", job, value]`` / ``["f", job]`` — the core's ``tell`` / ``fail``;
 * ``["d"]`` deepen, ``["z"]`` the last level is done, ``["x", trial]`` a trial left for good;
@@ -22,6 +28,12 @@ Records (JSON arrays, one per line):
   order in which new configurations are taken from the trials; a resumed experiment keeps it
   (Ray re-adds restored trials in another order), so that it makes the decisions of the run that
   was never interrupted.
+
+**Rows.** Every result row is in the same record as what the scheduler decided with it, so a
+killed driver leaves both or neither. :meth:`RunState.load` collects the rows of every trial -
+from the journal's archive of compacted logs and its current log, so rows of earlier runs are
+kept - in :attr:`RunState.rows`, from which a resumed experiment completes Ray's per-trial
+history (:mod:`raytune_ext._result_logs`).
 """
 
 from __future__ import annotations
@@ -37,8 +49,10 @@ from uvp_plugins.hyperband import IterativeDeepeningHyperband, Job
 
 __all__ = ["RunState", "STATE_VERSION"]
 
-STATE_VERSION = 2
-_READABLE_VERSIONS = (1, 2)
+STATE_VERSION = 3
+_READABLE_VERSIONS = (1, 2, 3)
+#: record kinds that carry a result row (and where the row is in the record)
+_ROW_AT = {"c": 5, "R": 4, "h": 2}
 #: snapshot (compact) the journal after this many records: bounds the replay at a restart
 COMPACT_EVERY = 20_000
 #: compact JSON; built once (``json.dumps`` with arguments builds an encoder per call)
@@ -92,8 +106,13 @@ class RunState:
         self.seen: dict[str, list[Any]] = {}
         self.consumed = 0.0  # time_attr units trained (restarts count again)
         self.journal = journal
+        #: the journaled result rows of every trial, oldest first (filled by :meth:`load`, for a
+        #: resumed experiment; rows journaled afterwards are not kept in memory)
+        self.rows: dict[str, list[dict[str, Any]]] = {}
         self._lines: list[str] = []
         self._ids: dict[str, str] = {}  # trial id -> its JSON text (trial ids recur)
+        #: the last "R" record of the hook: (its line in _lines, trial, the text before the row)
+        self._rung_row: tuple[int, str, str] | None = None
 
     # ------------------------------------------------------------------ journaled changes
     def ask_existing(self) -> Job | None:
@@ -143,9 +162,17 @@ class RunState:
             self.dead.add(tid)
             self._log(["x", tid])
 
-    def progress_seen(self, tid: str, now: float, iteration: Any, ckpt: str | None) -> None:
+    def progress_seen(
+        self,
+        tid: str,
+        now: float,
+        iteration: Any,
+        ckpt: str | None,
+        row: Mapping[str, Any] | None = None,
+    ) -> None:
         """A result that took no decision: the hot path (most results), written at once as one
-        preformatted line when nothing else of the hook is buffered."""
+        preformatted line when nothing else of the hook is buffered. ``row`` is the result
+        (journaled whole, for Ray's history)."""
         last = self.progress.get(tid, 0.0)
         self.consumed += now - last if now > last else now  # now <= last: restarted
         self.progress[tid] = now
@@ -162,15 +189,16 @@ class RunState:
             return
         qid = self._quoted_id(tid)
         ckpt = seen[0]
+        body = "" if row is None else "," + _ENCODE(row)
         if (
             type(iteration) is int
             and isfinite(now)
             and (ckpt is None or ckpt.isidentifier())  # Ray's names: checkpoint_000012
         ):
             quoted = "null" if ckpt is None else '"' + ckpt + '"'
-            line = f'["c",{qid},{now!r},{iteration},{quoted}]'
+            line = f'["c",{qid},{now!r},{iteration},{quoted}{body}]'
         else:
-            line = _ENCODE(["c", tid, now, iteration, ckpt])
+            line = _ENCODE(["c", tid, now, iteration, ckpt])[:-1] + body + "]"
         if self._lines:
             self._lines.append(line)
         else:
@@ -179,18 +207,34 @@ class RunState:
                 self.snapshot()
 
     def result_seen(
-        self, tid: str, now: float, ckpt: str | None, metrics: dict[str, Any]
+        self, tid: str, now: float, ckpt: str | None, row: dict[str, Any]
     ) -> None:
-        """A result that reached a rung budget: journaled with its metrics."""
+        """A result that reached a rung budget: journaled whole (``row``); :meth:`stop_row`
+        marks it as the trial's last when the scheduler stops the trial with it."""
         self._progress(tid, now)
         seen = self.seen.get(tid)
         if not ckpt and seen is not None:
             ckpt = seen[0]
-        self.seen[tid] = [ckpt, now, metrics.get("training_iteration"), metrics]
+        self.seen[tid] = [ckpt, now, row.get("training_iteration"), row]
         if self.journal is not None:
-            body = _ENCODE(metrics)
-            qid = self._quoted_id(tid)
-            self._lines.append(f'["r",{qid},{_number(now)},{_quoted(ckpt)},{body}]')
+            head = f'["R",{self._quoted_id(tid)},{_number(now)},{_quoted(ckpt)},'
+            self._rung_row = (len(self._lines), tid, head)
+            self._lines.append(head + _ENCODE(row) + "]")
+
+    def stop_row(self) -> None:
+        """The last rung result ended its trial (the scheduler returned ``STOP``): its row says
+        ``done``, as Ray logs it."""
+        if self._rung_row is not None:
+            index, tid, head = self._rung_row
+            row = self.seen[tid][3]
+            row["done"] = True
+            self._lines[index] = head + _ENCODE(row) + "]"
+        self._rung_row = None
+
+    def history_seen(self, tid: str, row: Mapping[str, Any]) -> None:
+        """A result Ray logged without showing it to the scheduler (journaled for the history)."""
+        if self.journal is not None:
+            self._lines.append(f'["h",{self._quoted_id(tid)},{_ENCODE(row)}]')
 
     def _quoted_id(self, tid: str | None) -> str:
         if tid is None:
@@ -233,13 +277,15 @@ class RunState:
             return
         journal.append_lines(self._lines)
         self._lines = []
+        self._rung_row = None
         if journal.n_records >= COMPACT_EVERY:
             self.snapshot()
 
     def snapshot(self) -> None:
         """Replace the journal by a snapshot of the current state (the buffered records are in
-        it and are dropped)."""
+        it and are dropped; journaled rows stay in the journal's archive)."""
         self._lines = []
+        self._rung_row = None
         if self.journal is not None:
             self.journal.write_snapshot(self.state_dict())
 
@@ -285,6 +331,8 @@ class RunState:
         for tid, seen in state.get("seen", {}).items():
             if isinstance(seen, list) and len(seen) == 4:
                 run.seen[tid] = list(seen)
+        for record in journal.archived_records():  # rows of compacted logs
+            run._collect_row(record)
         journaling, run.journal = run.journal, None  # replay without writing
         try:
             for number, record in enumerate(records, 1):
@@ -322,15 +370,23 @@ class RunState:
             for cfg in self.hb.configs.values()
         )
 
+    def _collect_row(self, record: list[Any]) -> None:
+        at = _ROW_AT.get(record[0])
+        if at is not None and len(record) > at and isinstance(record[at], dict):
+            self.rows.setdefault(record[1], []).append(record[at])
+
     def _replay(self, record: list[Any]) -> None:
         hb = self.hb
         kind = record[0]
+        self._collect_row(record)
         if kind == "c":
-            _, tid, now, iteration, ckpt = record
+            _, tid, now, iteration, ckpt = record[:5]
             self.progress_seen(tid, float(now), iteration, ckpt)
-        elif kind == "r":
+        elif kind in ("r", "R"):
             _, tid, now, ckpt, metrics = record
             self.result_seen(tid, float(now), ckpt, dict(metrics))
+        elif kind == "h":
+            pass
         elif kind in ("e", "n"):
             job = hb.ask_existing() if kind == "e" else hb.ask_new({"trial_id": record[1]})
             expected = record[-1]

@@ -25,16 +25,18 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ray.tune.experiment import Trial
-from ray.tune.result import DEBUG_METRICS
 from ray.tune.schedulers.trial_scheduler import TrialScheduler
 
 from raytune_ext._journal import Journal
 from raytune_ext._ray_trials import prepare_held_trial, publish_result_logs, restore_progress
+from raytune_ext._result_logs import row_key
 from raytune_ext._run_state import RunState
 from raytune_ext._search_properties import (
     check_result_keys,
+    concurrency_cap,
     merge_search_properties,
     missing_metric_or_mode,
+    total_trials,
 )
 from uvp_plugins.hyperband import (
     VARIANTS,
@@ -43,7 +45,14 @@ from uvp_plugins.hyperband import (
     Job,
     deepening_ladder,
 )
-from uvp_plugins.validation import check_bool, check_choice, check_int, check_seed
+from uvp_plugins.validation import (
+    check_bool,
+    check_choice,
+    check_int,
+    check_reported_number,
+    check_reported_progress,
+    check_seed,
+)
 
 if TYPE_CHECKING:
     from ray.tune.execution.tune_controller import TuneController
@@ -56,18 +65,6 @@ logger = logging.getLogger(__name__)
 #: records is ``idhb_scheduler.state.log<generation>`` beside it (see :mod:`raytune_ext._journal`;
 #: neither is ``*.json``, which Ray copies back and forth on a resume).
 STATE_FILE_NAME = "idhb_scheduler.state"
-#: result keys not journaled: Ray's bookkeeping that says nothing about the trial's progress
-_NOT_JOURNALED = frozenset(DEBUG_METRICS) | {
-    "time_this_iter_s",
-    "time_since_restore",
-    "timesteps_since_restore",
-    "iterations_since_restore",
-    "checkpoint_dir_name",
-    "should_checkpoint",
-    "done",
-    "experiment_tag",
-}
-
 _Hook = TypeVar("_Hook", bound=Callable[..., Any])
 
 
@@ -113,10 +110,18 @@ class IterativeDeepeningHyperBandScheduler(TrialScheduler):
     last level ends; they appear in the results without metrics (a later resume may use them).
     If too few trials exist, the core's remaining slots are dropped from their brackets with a
     warning. Trials that lost a rung stay ``PAUSED`` until the last level ends (a later level may
-    still reuse or promote them) and are then stopped. Limit parallelism with resources
-    (``resources_per_trial``), not ``max_concurrent_trials``: a synchronous rung needs all its
-    trials to exist at once. Works with ``tune.run`` and ``tune.Tuner(...).fit()``, also with
-    trials on several nodes (give the experiment a ``storage_path`` every node can reach).
+    still reuse or promote them) and are then stopped. Works with ``tune.run`` and
+    ``tune.Tuner(...).fit()``, also with trials on several nodes (give the experiment a
+    ``storage_path`` every node can reach).
+
+    **Parallelism.** Limit how many trials run at once with resources
+    (``tune.with_resources(trainable, {"cpu": k})`` or ``resources_per_trial``). Ray's
+    ``max_concurrent_trials`` (a ``ConcurrencyLimiter``) caps the trials that *exist*: Ray
+    creates a new one only when a capped trial has ended, ``PAUSED`` ones included, while ID-HB
+    keeps its trials until the last bracket is done - under a smaller cap a rung would wait
+    forever. A cap below the trials the run uses (``min(num_samples_needed, num_samples)``) is
+    therefore refused with a ``ValueError`` when the first trial is added, before any trial runs
+    (a scheduler is not given ``TuneConfig``, so the constructor cannot know it).
 
     **Checkpoints.** The trainable must report a checkpoint with every result
     (``tune.report(metrics, checkpoint=...)``) and load ``tune.get_checkpoint()``. A trial that
@@ -128,13 +133,15 @@ class IterativeDeepeningHyperBandScheduler(TrialScheduler):
     **Robustness.** A trial that errors (and is not retried by ``max_failures``), is removed, or
     finishes before reaching its rung budget leaves its bracket (``core.fail``); the bracket
     goes on without it. A NaN metric at a rung budget counts as a failed evaluation (warned
-    once). ``tune.run(..., reuse_actors=True)`` avoids starting a new worker process for every
-    pause and resume. Before a paused trial restarts its result logs are uploaded to the
-    experiment directory (Ray's loggers replace them by that copy on a restart, which lost rows
-    when it was older).
+    once). A metric that is not a number, or a ``time_attr`` value that is not a finite number
+    ``>= 0``, stops the run at the first such result (``TypeError``/``ValueError`` naming the
+    key, the trial and the accepted values). ``tune.run(..., reuse_actors=True)`` avoids
+    starting a new worker process for every pause and resume. Before a paused trial restarts its
+    result logs are uploaded to the experiment directory (Ray's loggers replace them by that copy
+    on a restart, which lost rows when it was older).
 
     **State and kill safety.** Every result (``time_attr``, the latest checkpoint's name, the
-    metrics) and every decision is appended to a journal next to ``state_path`` (default:
+    whole row) and every decision is appended to a journal next to ``state_path`` (default:
     ``<experiment dir>/idhb_scheduler.state`` on local or shared storage) before the scheduler
     returns: one line per result copied into a memory-mapped log (no system call), no rewrite of
     the state (a snapshot is written when a run starts and every 20 000 records). A scheduler
@@ -145,9 +152,15 @@ class IterativeDeepeningHyperBandScheduler(TrialScheduler):
     (:func:`raytune_ext.resume_with_larger_budget` or ``Tuner.restore``), trials whose results or
     checkpoints are newer in the journal than in Ray's own experiment snapshot (written every few
     seconds) are brought up to the journal: their last result is in the returned analysis and
-    they continue from their latest checkpoint. Records are not ``fsync``-ed unless
-    ``fsync=True``: a killed process loses nothing, a crash of the whole machine may lose the
-    last records (see :mod:`raytune_ext._journal`).
+    they continue from their latest checkpoint. Every result row is journaled whole, in the
+    record of the decision taken with it: a resumed experiment completes each trial's result
+    history (``result.json`` and ``progress.csv``, what ``get_dataframe()`` and
+    ``Result.metrics_dataframe`` read) with the rows Ray had not yet uploaded when the driver
+    died - a resume in another Ray session lost them (:mod:`raytune_ext._result_logs`) - and
+    each trial's ``Result.metrics`` is its last row. The rows of compacted logs are kept in
+    ``<state_path>.archive`` (about the size of the trials' ``result.json`` files). Records are
+    not ``fsync``-ed unless ``fsync=True``: a killed process loses nothing, a crash of the whole
+    machine may lose the last records (see :mod:`raytune_ext._journal`).
 
     Example::
 
@@ -225,6 +238,7 @@ class IterativeDeepeningHyperBandScheduler(TrialScheduler):
         self._stopping = False
         self._n_stopped = 0
         self._warned: set[str] = set()
+        self._last_key: dict[str, Any] = {}  # trial -> identity of its last journaled row
 
     # ------------------------------------------------------------------ helpers for users
     @staticmethod
@@ -284,6 +298,7 @@ class IterativeDeepeningHyperBandScheduler(TrialScheduler):
         # journal's open file stay behind.
         state = dict(self.__dict__)
         state["_trials"] = {}
+        state["_last_key"] = {}
         if self._run is not None:
             state["_run"] = None
         return state
@@ -298,6 +313,8 @@ class IterativeDeepeningHyperBandScheduler(TrialScheduler):
 
     @_journaled
     def on_trial_add(self, tune_controller: TuneController, trial: Trial) -> None:
+        if self._run is None:
+            self._refuse_concurrency_cap(tune_controller)
         run = self._ensure_run(trial)
         tid = trial.trial_id
         known = self._trials.get(tid)
@@ -307,8 +324,14 @@ class IterativeDeepeningHyperBandScheduler(TrialScheduler):
             # already PENDING in Ray's bookkeeping, keeps its job and restarts from its checkpoint.
             return
         report = run.last_report(tid)
-        if report is not None:  # a resumed experiment: Ray's snapshot may be older than ours
-            restore_progress(trial, report[1], report[0], self._time_attr)
+        rows = run.rows.pop(tid, None)
+        if report is not None or rows:
+            # A resumed experiment: Ray's snapshot and its per-trial history may be older than
+            # the journal (results of the seconds before a driver was killed).
+            ckpt, metrics = report if report is not None else (None, {})
+            restore_progress(trial, metrics, ckpt, self._time_attr, rows or ())
+        if rows:
+            self._last_key[tid] = row_key(rows[-1])
         if trial.status == Trial.ERROR:
             self._mark_dead(tid)
             return
@@ -334,12 +357,22 @@ class IterativeDeepeningHyperBandScheduler(TrialScheduler):
         run = self._run
         assert run is not None
         tid = trial.trial_id
+        key = row_key(result)
+        if key is not None and key == self._last_key.get(tid):
+            # Ray repeats a trial's last result when its trainable returns (not a new row)
+            return TrialScheduler.CONTINUE
+        self._last_key[tid] = key
         now = result.get(self._time_attr)
-        if now is None:
-            raise ValueError(
-                f"time_attr {self._time_attr!r} is missing from the result of trial {tid}; "
-                f"reported keys: {sorted(result)}"
-            )
+        if type(now) is not int and (type(now) is not float or now != now or now < 0):
+            if now is None:
+                raise ValueError(
+                    f"time_attr {self._time_attr!r} is missing from the result of trial {tid}; "
+                    f"reported keys: {sorted(result)}"
+                )
+            now = check_reported_progress(self._time_attr, now, f"trial {tid}")
+        metric = self._metric
+        if metric is not None and type(result.get(metric, 0.0)) is not float:
+            check_reported_number(metric, result[metric], f"trial {tid}")
         now = float(now)
         if tid in self._starting:
             self._starting.discard(tid)
@@ -349,13 +382,15 @@ class IterativeDeepeningHyperBandScheduler(TrialScheduler):
         self._queue.pop(tid, None)
         job = self._jobs.get(tid)
         if job is None or now < job.budget:
-            run.progress_seen(
-                tid, now, result.get("training_iteration"), result.get("checkpoint_dir_name")
-            )
             if job is not None:
-                return TrialScheduler.CONTINUE
-            # Not scheduled by the core (a trial Ray started on its own): keep it for later.
-            return TrialScheduler.STOP if run.done else TrialScheduler.PAUSE
+                decision = TrialScheduler.CONTINUE
+            else:  # not scheduled by the core (a trial Ray started on its own): keep it for later
+                decision = TrialScheduler.STOP if run.done else TrialScheduler.PAUSE
+            row = result if decision != TrialScheduler.STOP else {**result, "done": True}
+            run.progress_seen(
+                tid, now, result.get("training_iteration"), result.get("checkpoint_dir_name"), row
+            )
+            return decision
         return self._rung_result(tune_controller, tid, job, now, result)
 
     @_journaled
@@ -365,10 +400,7 @@ class IterativeDeepeningHyperBandScheduler(TrialScheduler):
         """``result`` reached ``job``'s budget: tell the core, take the next decisions."""
         run = self._run
         assert run is not None
-        metrics = {
-            k: result[k] for k in result.keys() - _NOT_JOURNALED if not k.startswith("config/")
-        }
-        run.result_seen(tid, now, result.get("checkpoint_dir_name"), metrics)
+        run.result_seen(tid, now, result.get("checkpoint_dir_name"), dict(result))
         del self._jobs[tid]
         value = self._metric_value(tid, now, result)
         advanced = run.fail(job) if value is None else run.tell(job, value)
@@ -380,6 +412,7 @@ class IterativeDeepeningHyperBandScheduler(TrialScheduler):
         if run.done:
             # The other idle trials are stopped by the next choose_trial_to_run (Ray calls it
             # every step): stopping dozens of trials here would make this one result slow.
+            run.stop_row()
             return TrialScheduler.STOP
         return TrialScheduler.PAUSE
 
@@ -388,6 +421,11 @@ class IterativeDeepeningHyperBandScheduler(TrialScheduler):
         self, tune_controller: TuneController, trial: Trial, result: dict
     ) -> None:
         tid = trial.trial_id
+        key = row_key(result) if result else None
+        if key is not None and key != self._last_key.get(tid) and self._run is not None:
+            # a result Ray logged without showing it to the scheduler (a stopper ended the trial)
+            self._last_key[tid] = key
+            self._run.history_seen(tid, result)
         if self._stopping or self.finished:
             return  # our own stop at the end of the last level: the trial stays reusable
         # Terminated in this run (its trainable returned, a stopper, a user): it cannot train
@@ -506,6 +544,42 @@ class IterativeDeepeningHyperBandScheduler(TrialScheduler):
             "seed": self._seed,
         }
 
+    def _refuse_concurrency_cap(self, tune_controller: TuneController) -> None:
+        """``ValueError`` when Ray caps the live trials below what ID-HB holds at once.
+
+        Ray's ``max_concurrent_trials`` (a ``ConcurrencyLimiter`` or the
+        ``BasicVariantGenerator``'s ``max_concurrent``) creates a new trial only when one of the
+        capped trials has ended; a ``PAUSED`` trial counts. ID-HB keeps every trial it used
+        alive until the last bracket is done (paused at its rung, to be promoted, or reused when
+        it deepens), so a cap below the configurations it uses makes a rung wait forever for
+        trials Ray never creates. There is no clean way around it in Ray 2.60: freeing a slot
+        means ending the trial (its searcher and callbacks are told it completed) and Ray offers
+        schedulers no way to start an ended trial again. Checked at the first trial, the
+        earliest moment a scheduler sees the search algorithm (``TuneConfig`` is not passed to
+        the scheduler's constructor).
+        """
+        search_alg = getattr(tune_controller, "search_alg", None)
+        cap = concurrency_cap(search_alg)
+        if cap is None:
+            return
+        ladder = self._requested_max_t
+        needed = self.num_samples_needed(ladder[-1], self._eta, self._min_t)
+        total = total_trials(search_alg)
+        uses = needed if total is None else min(needed, total)
+        if cap >= uses:
+            return
+        first_rung = HyperbandSchedule(ladder[0], self._eta, self._min_t).brackets[0].n
+        raise ValueError(
+            f"IterativeDeepeningHyperBandScheduler cannot run with max_concurrent_trials={cap}: "
+            f"Ray creates a new trial only when one of {cap} live trials has ended, and ID-HB "
+            f"keeps the trials it uses alive (PAUSED at their rung until promoted, or reused "
+            f"when it deepens) until its last bracket is done; its first rung alone needs "
+            f"{first_rung} trials at once and this run uses {uses}, so it would wait forever. "
+            f"To run fewer trials at a time, give each trial more resources "
+            f"(tune.with_resources(trainable, {{'cpu': k}}) or resources_per_trial) and leave "
+            f"max_concurrent_trials unset, or set max_concurrent_trials >= {uses}"
+        )
+
     def _ensure_run(self, trial: Trial) -> RunState:
         if self._run is not None:
             return self._run
@@ -605,7 +679,7 @@ class IterativeDeepeningHyperBandScheduler(TrialScheduler):
                 f"metric {self._metric!r} is missing from the result of trial {tid} at "
                 f"{self._time_attr}={now:g}; reported keys: {sorted(result)}"
             )
-        value = float(result[self._metric])
+        value = check_reported_number(self._metric, result[self._metric], f"trial {tid}")
         if math.isnan(value):
             if "nan" not in self._warned:
                 self._warned.add("nan")

@@ -1,5 +1,6 @@
 """``time_attr`` / ``metric`` / ``mode`` as Ray's schedulers take them, checked once for every
-scheduler of :mod:`raytune_ext`.
+scheduler of :mod:`raytune_ext`, and what a scheduler can read of Ray's search algorithm
+(``tune_controller.search_alg``): the concurrency cap and the number of trials.
 
 Ray's convention (``MedianStoppingRule``, ``ASHAScheduler``): ``metric`` and ``mode`` may be given
 to the scheduler or later by ``tune.TuneConfig`` / ``tune.run`` through
@@ -12,15 +13,32 @@ Example:
     ('loss', 'min')
     >>> merge_search_properties(("loss", None), "acc", "max") is None   # metric already set
     True
+    >>> check_step_attr("time_total_s", "PredStoppingScheduler")
+    Traceback (most recent call last):
+    ...
+    ValueError: PredStoppingScheduler counts integer steps: time_attr='time_total_s' is a time in seconds that Ray reports as a float; use 'training_iteration' (default) or a step counter the trainable reports
 """
 
 from __future__ import annotations
 
-from ray.tune.result import DEFAULT_METRIC
+import sys
+from typing import Any
+
+from ray.tune.result import DEFAULT_METRIC, TIME_THIS_ITER_S, TIME_TOTAL_S
 
 from uvp_plugins.validation import check_choice
 
-__all__ = ["check_result_keys", "merge_search_properties", "missing_metric_or_mode"]
+__all__ = [
+    "check_result_keys",
+    "check_step_attr",
+    "merge_search_properties",
+    "missing_metric_or_mode",
+    "concurrency_cap",
+    "total_trials",
+]
+
+#: result keys Ray fills in with times in seconds (floats)
+FLOAT_RESULT_KEYS = frozenset({TIME_TOTAL_S, TIME_THIS_ITER_S, "time_since_restore"})
 
 
 def check_result_keys(time_attr: object, metric: object, mode: object) -> None:
@@ -54,3 +72,42 @@ def missing_metric_or_mode(scheduler: object, metric: str | None, mode: str | No
         f"{type(scheduler).__name__} needs `metric` and `mode`: pass them to the scheduler or to "
         f"tune.TuneConfig / tune.run (got metric={metric!r}, mode={mode!r})"
     )
+
+
+def check_step_attr(time_attr: str, owner: str) -> None:
+    """``ValueError`` when ``time_attr`` is one of the keys Ray fills in with seconds (floats),
+    for a scheduler or searcher that counts integer steps (``owner`` names it)."""
+    if time_attr in FLOAT_RESULT_KEYS:
+        raise ValueError(
+            f"{owner} counts integer steps: time_attr={time_attr!r} is a time in seconds that Ray "
+            "reports as a float; use 'training_iteration' (default) or a step counter the "
+            "trainable reports"
+        )
+
+
+def concurrency_cap(search_alg: Any) -> int | None:
+    """The number of trials Ray lets exist at once, from ``max_concurrent_trials`` (Ray wraps
+    the searcher in a ``ConcurrencyLimiter``, or gives its ``BasicVariantGenerator``
+    ``max_concurrent``), or None without a cap. Ray counts a trial against the cap from its
+    creation until it ends: ``PAUSED`` trials count (checked on Ray 2.60)."""
+    from ray.tune.search import BasicVariantGenerator, ConcurrencyLimiter
+
+    if isinstance(search_alg, BasicVariantGenerator):
+        cap = search_alg.max_concurrent
+        return int(cap) if cap else None
+    seen: set[int] = set()
+    node = getattr(search_alg, "searcher", None)
+    while node is not None and id(node) not in seen:  # SearchGenerator -> wrappers -> searcher
+        seen.add(id(node))
+        if isinstance(node, ConcurrencyLimiter):
+            return int(node.max_concurrent)
+        node = getattr(node, "searcher", None)
+    return None
+
+
+def total_trials(search_alg: Any) -> int | None:
+    """The number of trials the search algorithm will create, when it is known and finite."""
+    total = getattr(search_alg, "total_samples", None)
+    if not isinstance(total, int) or total <= 0 or total >= sys.maxsize:
+        return None
+    return total

@@ -21,7 +21,16 @@ import numbers
 from collections.abc import Collection
 from typing import Any, TypeVar
 
-__all__ = ["check_int", "check_float", "check_seed", "check_choice", "check_bool"]
+__all__ = [
+    "check_int",
+    "check_float",
+    "check_seed",
+    "check_choice",
+    "check_bool",
+    "check_reported_number",
+    "check_reported_step",
+    "check_reported_progress",
+]
 
 _T = TypeVar("_T")
 
@@ -124,3 +133,80 @@ def check_bool(name: str, value: Any) -> bool:
     if not isinstance(value, bool):
         raise TypeError(f"{name} must be a bool (True or False), got {value!r}")
     return value
+
+
+#: what a trial may report as a metric value or a progress counter
+REPORTED_NUMBER = "a real number (int or float)"
+
+
+def check_reported_number(name: str, value: Any, where: str) -> float:
+    """A value a trial reported (a metric, a progress counter) as a ``float``.
+
+    ``name`` is the value's key, ``where`` says who reported it (e.g. ``"trial 3f2a_00001"``).
+    Numbers of any kind (Python, numpy) are accepted, also ``nan`` and infinities (what those
+    mean is each algorithm's decision); strings, ``None``, bools and other objects are a
+    ``TypeError`` naming the key, the reporter and the accepted type.
+
+    Example:
+        >>> check_reported_number("loss", 0.25, "trial t1")
+        0.25
+        >>> check_reported_number("loss", "bad", "trial t1")
+        Traceback (most recent call last):
+        ...
+        TypeError: result['loss'] of trial t1 must be a real number (int or float), got 'bad' (str)
+    """
+    if type(value) is float:  # the common case, without the ABC check
+        return value
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(
+            f"result[{name!r}] of {where} must be {REPORTED_NUMBER}, got {value!r} "
+            f"({type(value).__name__})"
+        )
+    return float(value)
+
+
+def check_reported_step(name: str, value: Any, where: str) -> int:
+    """A step counter a trial reported (its integer progress, e.g. a training iteration), as an
+    ``int >= 0``; integral floats (``3.0``) are accepted. Anything else is a ``TypeError``
+    (not a number) or ``ValueError`` (``2.5``, ``-1``, ``nan``) naming the key, the reporter
+    and the accepted values.
+
+    Example:
+        >>> check_reported_step("training_iteration", 3.0, "trial t1")
+        3
+        >>> check_reported_step("time_total_s", 2.5, "trial t1")
+        Traceback (most recent call last):
+        ...
+        ValueError: result['time_total_s'] of trial t1 must be an int >= 0 (a step counter), got 2.5
+    """
+    if type(value) is int and value >= 0:  # the common case
+        return value
+    label = f"result[{name!r}] of {where} must be an int >= 0 (a step counter), got {value!r}"
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{label} ({type(value).__name__})")
+    v = float(value)
+    if not (math.isfinite(v) and v.is_integer() and v >= 0):
+        raise ValueError(label)
+    return int(v)
+
+
+def check_reported_progress(name: str, value: Any, where: str) -> float:
+    """A trial's reported progress (a training budget: iterations, epochs, seconds) as a finite
+    ``float >= 0``; ``TypeError`` (not a number) or ``ValueError`` (negative, ``nan``, infinite)
+    naming the key, the reporter and the accepted values.
+
+    Example:
+        >>> check_reported_progress("time_total_s", 12.5, "trial t1")
+        12.5
+        >>> check_reported_progress("epoch", "3", "trial t1")
+        Traceback (most recent call last):
+        ...
+        TypeError: result['epoch'] of trial t1 must be a finite real number >= 0 (its progress), got '3' (str)
+    """
+    label = f"result[{name!r}] of {where} must be a finite real number >= 0 (its progress), got"
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{label} {value!r} ({type(value).__name__})")
+    v = float(value)
+    if not (math.isfinite(v) and v >= 0):
+        raise ValueError(f"{label} {value!r}")
+    return v

@@ -14,10 +14,10 @@ from uvp_plugins.adacent import pred as pred_module
 from uvp_plugins.adacent.curves import pred_last_slope, tail_fit_bound
 from uvp_plugins.adacent.guidance import Guidance
 from uvp_plugins.adacent.pred import (
-    TrialRecord,
     KEEP_FRACTION,
     MIN_PEERS,
     PredStoppingRule,
+    TrialRecord,
     optimistic_prediction,
     outside_kept_share,
     probes_for,
@@ -313,3 +313,11 @@ def test_the_cut_keeps_a_share_set_by_the_measured_rank_agreement(agreement: str
     for v in (0.2, 0.28, 0.33, 0.5):
         stopped += rule.decide_among({1: v * 0.9, 2: v}, completes)
     assert 4 - stopped == kept
+
+def test_a_probe_phase_must_leave_a_trial_that_trains_on() -> None:
+    rule = PredStoppingRule(12, 0.25, n_probes=3)
+    rule.check_trials_beyond_probes(4)  # the 4th trial is not a probe
+    for n_trials in (1, 3):
+        with pytest.raises(ValueError, match=rf"n_probes=3 must be < the number of trials \({n_trials}\)"):
+            rule.check_trials_beyond_probes(n_trials)
+    PredStoppingRule(12, 0.25).check_trials_beyond_probes(1)  # no probe phase: nothing to refuse

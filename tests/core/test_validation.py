@@ -7,7 +7,16 @@ import math
 import numpy as np
 import pytest
 
-from uvp_plugins.validation import check_bool, check_choice, check_float, check_int, check_seed
+from uvp_plugins.validation import (
+    check_bool,
+    check_choice,
+    check_float,
+    check_int,
+    check_reported_number,
+    check_reported_progress,
+    check_reported_step,
+    check_seed,
+)
 
 
 def test_check_int_accepts_integral_values_and_names_the_range() -> None:
@@ -60,3 +69,27 @@ def test_check_choice_and_bool() -> None:
     assert check_bool("enhanced", False) is False
     with pytest.raises(TypeError, match="enhanced must be a bool"):
         check_bool("enhanced", 1)
+
+
+def test_reported_values_name_the_key_the_reporter_and_the_accepted_type() -> None:
+    assert check_reported_number("loss", 0.5, "trial a") == 0.5
+    assert check_reported_number("loss", np.float32(0.5), "trial a") == 0.5
+    assert check_reported_number("loss", 3, "trial a") == 3.0
+    assert math.isnan(check_reported_number("loss", math.nan, "trial a"))  # the algorithm decides
+    for bad in ("0.5", None, True, [1.0]):
+        with pytest.raises(TypeError, match=r"result\['loss'\] of trial a must be a real number"):
+            check_reported_number("loss", bad, "trial a")
+    assert check_reported_step("it", np.int64(3), "trial a") == 3
+    assert check_reported_step("it", 4.0, "trial a") == 4
+    for bad in (2.5, -1, math.nan, math.inf):
+        with pytest.raises(ValueError, match=r"result\['it'\] of trial a must be an int >= 0"):
+            check_reported_step("it", bad, "trial a")
+    for bad in ("3", None, False):
+        with pytest.raises(TypeError, match=r"result\['it'\] of trial a must be an int >= 0"):
+            check_reported_step("it", bad, "trial a")
+    assert check_reported_progress("t", 2.5, "trial a") == 2.5
+    for bad in (-0.5, math.nan, math.inf):
+        with pytest.raises(ValueError, match=r"must be a finite real number >= 0"):
+            check_reported_progress("t", bad, "trial a")
+    with pytest.raises(TypeError, match=r"result\['t'\] of trial a must be a finite real"):
+        check_reported_progress("t", "1", "trial a")

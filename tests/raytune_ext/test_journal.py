@@ -39,7 +39,7 @@ def test_snapshot_and_records_round_trip_and_compaction(tmp_path) -> None:
     assert j.n_records == 3
     j.close()
     state, records = Journal(path).load()
-    assert state == {"a": 1, "generation": 0}
+    assert state == {"a": 1, "generation": 0, "archive_size": 0}
     assert records == [["x", 1], ["y", 2.5], ["z", None, "q"]]
     # the log is cut to its records when closed (no preallocated zeros left)
     assert (tmp_path / "s.state.log0").read_bytes().endswith(b'["z",null,"q"]\n')
@@ -50,7 +50,28 @@ def test_snapshot_and_records_round_trip_and_compaction(tmp_path) -> None:
     assert not (tmp_path / "s.state.log0").exists()
     j2.append(["w"])
     j2.close()
-    assert Journal(path).load() == ({"a": 2, "generation": 1}, [["w"]])
+    # the compacted log's records moved to the archive, which the snapshot covers
+    archived = (tmp_path / "s.state.archive").read_bytes()
+    assert archived == b'["x",1]\n["y",2.5]\n["z",null,"q"]\n'
+    j3 = Journal(path)
+    assert j3.load() == ({"a": 2, "generation": 1, "archive_size": len(archived)}, [["w"]])
+    assert j3.archived_records() == records
+    # a second compaction appends; a crash after the archive append, before the snapshot
+    # replace, leaves a longer archive: it is cut back to what the snapshot covers
+    j3.write_snapshot({"a": 3})
+    j3.close()
+    j4 = Journal(path)
+    j4.load()
+    assert j4.archived_records() == records + [["w"]]
+    with open(tmp_path / "s.state.archive", "ab") as fh:
+        fh.write(b'["w"]\n')  # what an interrupted compaction left
+    assert j4.archived_records() == records + [["w"]]
+    j4.append(["v"])
+    j4.write_snapshot({"a": 4})
+    j4.close()
+    j5 = Journal(path)
+    j5.load()
+    assert j5.archived_records() == records + [["w"], ["v"]]
 
 
 def test_appends_survive_sigkill_of_the_writer(tmp_path) -> None:
@@ -116,7 +137,7 @@ def test_plain_writes_where_the_file_cannot_be_mapped(tmp_path, monkeypatch) -> 
     j.append(["a"])
     j.append(["b"])
     j.close()
-    assert Journal(path).load() == ({"k": 1, "generation": 0}, [["a"], ["b"]])
+    assert Journal(path).load() == ({"k": 1, "generation": 0, "archive_size": 0}, [["a"], ["b"]])
 
 
 def test_unreadable_state_is_a_clear_error(tmp_path) -> None:

@@ -97,28 +97,37 @@ def saved_state(path: str) -> dict:
 
 
 @pytest.mark.parametrize(
-    ("api", "resume", "kill_after"),
-    [("run", "helper", 40), ("tuner", "tuner", 40), ("run", "helper", 8)],
+    ("api", "resume", "kill_after", "cluster"),
+    [
+        ("run", "helper", 40, "new"),
+        ("tuner", "tuner", 40, "new"),
+        ("run", "helper", 8, "shared"),
+    ],
     ids=[
-        "tune.run+resume_with_larger_budget",
-        "Tuner.fit+Tuner.restore",
-        "early kill+resume_with_larger_budget",
+        "tune.run+resume_with_larger_budget, new cluster",
+        "Tuner.fit+Tuner.restore, new cluster",
+        "early kill+resume_with_larger_budget, same cluster",
     ],
 )
 def test_killed_driver_then_resume_equals_the_uninterrupted_run(
-    ray_cluster: str, tmp_path, api: str, resume: str, kill_after: int
+    ray_cluster: str, tmp_path, api: str, resume: str, kill_after: int, cluster: str
 ) -> None:
-    """Issue 19, item 2: the Tune driver (a separate process running max_t=[3, 9]) is killed
-    with SIGKILL mid-run, after 40 results (or after 8: before the deepening, with most trials
-    not given a configuration yet); the experiment is then continued with the helper (to
-    max_t=27) or with Tuner.restore (to 9). The trials are held before their next epoch for two
-    seconds before the kill, so no epoch is executed after it (Ray kills the dead driver's
-    actors asynchronously) and the epochs are exactly countable.
+    """Issue 19, item 2 and issue 32, item 2: the Tune driver (a separate process running
+    max_t=[3, 9]) is killed with SIGKILL by its pid mid-run, after 40 results (during the
+    deepening to 9) or after 8 (before the deepening, with most trials not given a configuration
+    yet); the experiment is then continued with the helper (to max_t=27) or with Tuner.restore
+    (to 9). The trials are held before their next epoch for two seconds before the kill, so no
+    epoch is executed after it (Ray kills the dead driver's actors asynchronously) and the
+    epochs are exactly countable. With cluster="new" the killed driver ran on a Ray cluster of
+    its own, shut down after the kill: the resume runs in another Ray session, which does not
+    have the dead driver's staging copy of the trials' result logs (rows were lost there).
 
     Against the uninterrupted run (the core run offline on the grid in the order Ray adds its
     trials): the same decisions, the same best configuration, every trained configuration's last
     result (at its top budget) in the returned analysis, exactly as many epochs executed (no
-    epoch trained twice) and no trial that had a checkpoint started again from epoch 1."""
+    epoch trained twice) and no trial that had a checkpoint started again from epoch 1. Every
+    result row a driver received is in the trials' history (result.json, what get_dataframe()
+    reads), exactly once, and each trial's last history row is its Result.metrics."""
     out = ray_kill_resume(
         ray_cluster,
         str(tmp_path),
@@ -128,6 +137,7 @@ def test_killed_driver_then_resume_equals_the_uninterrupted_run(
         resume=resume,
         kill_after=kill_after,
         quiesce=True,
+        cluster=cluster,
     )
     assert out["killed_at"] >= kill_after
     assert out["decisions_differ"] == 0, out
@@ -136,6 +146,10 @@ def test_killed_driver_then_resume_equals_the_uninterrupted_run(
     assert out["restarts_from_zero"] == 0, out
     assert out["epochs_redone"] == 0, out
     assert out["epochs_executed"] == out["epochs_reference"], out
+    assert out["rows_before_kill"] >= kill_after and out["unrestored_rows"] == 0, out
+    assert out["rows_reported"] == out["epochs_reference"], out
+    assert out["lost_rows"] == 0 and out["extra_rows"] == 0, out
+    assert out["dataframe_disagrees"] == 0, out
 
 
 def test_new_experiment_in_an_old_directory_starts_afresh(ray_cluster: str, tmp_path) -> None:

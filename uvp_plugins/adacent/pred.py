@@ -519,6 +519,27 @@ class PredStoppingRule:
         """Whether ``step`` is the trial's first reported step at or past ``mark``."""
         return all(int(s) >= step or int(s) < mark for s in reported)
 
+    def check_trials_beyond_probes(self, n_trials: int) -> None:
+        """Refuse a probe phase that would stop every trial: with ``n_trials <= n_probes`` each
+        trial is one of the first ``n_probes`` to reach the depth (module doc, *what it costs*),
+        so none trains past it. ``ValueError`` naming ``n_probes``, the number of trials and
+        the accepted range; nothing to refuse without a probe phase.
+
+        Example:
+            >>> PredStoppingRule(12, 0.1, n_probes=10).check_trials_beyond_probes(11)
+            >>> PredStoppingRule(12, 0.1, n_probes=10).check_trials_beyond_probes(8)
+            Traceback (most recent call last):
+            ...
+            ValueError: n_probes=10 must be < the number of trials (8): every trial would be a probe and stop at the exploration depth (step 1), none would train to 12; use n_probes <= 7 (0: no probe phase)
+        """
+        if self.n_probes and n_trials <= self.n_probes:
+            raise ValueError(
+                f"n_probes={self.n_probes} must be < the number of trials ({n_trials}): every "
+                f"trial would be a probe and stop at the exploration depth (step "
+                f"{self.exploration_steps}), none would train to {self.max_resource}; use "
+                f"n_probes <= {n_trials - 1} (0: no probe phase)"
+            )
+
     @property
     def needs_step_values(self) -> bool:
         """Whether :meth:`should_stop` reads ``at_step`` (callers may skip collecting it)."""

@@ -482,7 +482,8 @@ def _arguments(p: argparse.ArgumentParser) -> None:
 
 def execute(args: argparse.Namespace) -> int:
     """``uvp-bench stress``: run the scenarios, print their tables; exit 1 on any duplicate or
-    lost trial (Ray: also a wrong best configuration or decisions that differ)."""
+    lost trial (Ray: also a wrong best configuration, decisions that differ, a lost or extra
+    history row, a history that disagrees with ``Result.metrics``, a stopped trial run again)."""
     scenarios = [s.strip() for s in args.scenarios.split(",") if s.strip()]
     known = ["optuna", *EXTERNAL_SCENARIOS]
     bad = [s for s in scenarios if s not in known]
@@ -519,7 +520,10 @@ def execute(args: argparse.Namespace) -> int:
         if name != "optuna":
             rows = _run_external(name, repeats, seed, Path(args.out))
             print(f"\n{name}:\n{_format_rows(rows)}")
-            bad_counts = ("lost", "lost_trials", "wrong_best", "decisions_differ", "duplicates")
+            bad_counts = (
+                "lost", "lost_trials", "wrong_best", "decisions_differ", "duplicates",
+                "lost_rows", "extra_rows", "dataframe_disagrees", "stopped_rerun", "wrong_final",
+            )
             if any(int(r.get(k) or 0) for r in rows for k in bad_counts):
                 status = 1
     return status
@@ -537,7 +541,8 @@ def _register() -> None:
             description="Many worker processes on one Optuna study with EnhancedAdaCentSampler, "
             "on SQLite, JournalFileBackend, PostgreSQL and the gRPC proxy (started on loopback), "
             "optionally with kill -9 of a worker and its restart: trials, duplicates, lost "
-            "trials. --scenarios ray adds the Ray driver kill-and-resume scenario.",
+            "trials. --scenarios ray adds the Ray driver kill-and-resume scenarios (ID-HB and "
+            "Pred; lost trials, decisions, lost history rows).",
             add_arguments=_arguments,
             remeasure=True,
             execute=execute,
