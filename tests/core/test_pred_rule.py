@@ -268,18 +268,26 @@ def test_nothing_but_the_probes_stops_a_trial_before_one_completed() -> None:
     assert not rule.decide_among({1: 0.5, 2: 0.6}, pruned[:2])
 
 
+def _three_done(qualities: tuple[float, ...] = (0.4, 0.5, 0.6)) -> list[TrialRecord]:
+    """Complete trials whose values rank at every step as their final values do."""
+    return [TrialRecord(_concave(q), complete=True, key=f"done{q}") for q in qualities]
+
+
 def test_pred_compares_with_final_values_not_with_pruned_trials_values() -> None:
     rule = PredStoppingRule(max_resource=12, delta=0.2, keep_fraction=None)
-    done = TrialRecord(_concave(0.6), complete=True, key="done")
+    done = _three_done()  # best final 0.59
     pruned_high = TrialRecord({1: 0.95, 2: 0.97, 3: 0.98}, key="p")
     # PRED from step 4 of a curve of quality 0.6: 0.94, below the pruned trial's 0.98 (the
     # issue-17 rule stops it) but above 0.59, the best final value (the calibrated one keeps it)
     mid = {s: v for s, v in _concave(0.6).items() if s <= 4}
-    assert not rule.decide_among(mid, [done, pruned_high])
+    assert not rule.decide_among(mid, [*done, pruned_high])
     old = PredStoppingRule(max_resource=12, delta=0.2, keep_fraction=None, calibrate=False)
-    assert old.decide_among(mid, [done, pruned_high])
+    assert old.decide_among(mid, [*done, pruned_high])
     low = {s: v for s, v in _concave(0.3).items() if s <= 4}  # PRED 0.47: cannot beat 0.59
-    assert rule.decide_among(low, [done, pruned_high])
+    assert rule.decide_among(low, [*done, pruned_high])
+    # PRED waits for three complete trials that rank at the step as at the end
+    assert not rule.decide_among(low, done[:2])
+    assert not rule.decide_among(low, _three_done((0.6, 0.5, 0.4))[:2] + [pruned_high])
 
 
 def test_pred_slack_keeps_trials_where_complete_trials_beat_their_bound() -> None:
@@ -289,9 +297,9 @@ def test_pred_slack_keeps_trials_where_complete_trials_beat_their_bound() -> Non
     bloom = {s: (0.2 if s <= 4 else 0.2 + 0.07 * (s - 4)) for s in range(1, T + 1)}
     flat_start = {1: 0.2, 2: 0.2, 3: 0.2, 4: 0.2}
     plain = PredStoppingRule(max_resource=T, delta=0.2, keep_fraction=None)
-    concave_done = TrialRecord(_concave(0.5), complete=True, key="c")
-    assert plain.decide_among(flat_start, [concave_done])  # PRED: no slope, cannot beat 0.5
-    assert not plain.decide_among(flat_start, [concave_done, TrialRecord(bloom, True, key="b")])
+    concave = _three_done((0.3, 0.4, 0.5))  # best final 0.49
+    assert plain.decide_among(flat_start, concave)  # PRED: no slope, cannot beat 0.49
+    assert not plain.decide_among(flat_start, [*concave, TrialRecord(bloom, True, key="b")])
 
 
 @pytest.mark.parametrize("agreement, kept", [("same", 2), ("reversed", 4)])

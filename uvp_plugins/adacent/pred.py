@@ -75,7 +75,9 @@ each can be trusted (:mod:`uvp_plugins.adacent.reliability`):
   everyone as that rank agreement falls to 0;
 * until a trial has completed, nothing but the probe phase stops a trial: the first trial
   after the probes completes (the user always gets a result, and the rule a first
-  measurement);
+  measurement); PRED waits until the complete trials show early values ranking like final
+  ones (the shrunk rank agreement above :data:`PRED_MIN_AGREEMENT`, which takes at least
+  three of them);
 * trials are compared at the same share of ``T`` (their envelope value at a step, whatever
   steps they reported), so steps may be epochs, samples seen or any other unit, and a trial is
   a probe while fewer than ``n_probes`` other trials *reached* the depth.
@@ -109,15 +111,17 @@ Example:
     >>> rule = PredStoppingRule(max_resource=10, delta=0.2, mode="max")
     >>> rule.exploration_steps, rule.rungs
     (2, [2])
-    >>> done = TrialRecord({s: 0.9 - 0.3 / s for s in range(1, 11)}, complete=True)
-    >>> rule.decide_among({1: 0.50, 2: 0.52, 3: 0.53}, [done])   # flat curve, far below
+    >>> done = [TrialRecord({s: q - 0.3 / s for s in range(1, 11)}, complete=True)
+    ...         for q in (0.7, 0.8, 0.9)]                        # three trials reached T = 10
+    >>> rule.decide_among({1: 0.50, 2: 0.52, 3: 0.53}, done)   # flat curve, far below 0.87
     True
-    >>> rule.decide_among({1: 0.50, 2: 0.60, 3: 0.70}, [done])   # still steep
+    >>> rule.decide_among({1: 0.50, 2: 0.60, 3: 0.70}, done)   # still steep
     False
-    >>> rule.decide_among({1: 0.50, 2: 0.52, 3: 0.53}, [])       # nothing complete yet
+    >>> rule.decide_among({1: 0.50, 2: 0.52, 3: 0.53}, done[:2])   # PRED waits for 3 (module doc)
     False
-    >>> for s in range(1, 11):
-    ...     rule.observe("a", s, 0.9 - 0.3 / s)                   # "a" reached T = 10
+    >>> for k, record in enumerate(done):
+    ...     for s, v in record.curve.items():
+    ...         rule.observe(k, s, v)
     >>> rule.observe("b", 1, 0.5); rule.observe("b", 2, 0.51); rule.observe("b", 3, 0.515)
     >>> rule.decide("b")
     True
