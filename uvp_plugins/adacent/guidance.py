@@ -111,7 +111,9 @@ class Guidance:
             still Enhanced-KCenter's step (int >= 0; 0: never).
         coverage_growth: past this many trials the coverage period doubles each time the
             number of trials doubles, so a growing share of a long study refines (int >= 0;
-            0: a fixed period).
+            0: a fixed period). Default 20 (issue 29, chosen on BBOB and the synthetic tuning
+            problems, docs/results/optuna.md): a coverage step every 3rd trial up to trial
+            40, every 6th up to 80, every 12th up to 160, ...
         kcenter_max_dim: in a space with more coordinates than this (distance embedding), a
             coverage step takes the next free point of the Sobol mesh in its order instead of
             the point farthest from all centers, which there lies on the boundary of the space
@@ -126,7 +128,7 @@ class Guidance:
     n_post: int = 256
     refit_growth: float = 1.25
     coverage_every: int = 3
-    coverage_growth: int = 0
+    coverage_growth: int = 20
     kcenter_max_dim: int = 0
 
     def __post_init__(self) -> None:
@@ -169,6 +171,9 @@ class Guidance:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Guidance:
         kw = dict(d)
+        # a state written before these fields existed ran with the former behaviour
+        kw.setdefault("coverage_growth", 0)
+        kw.setdefault("kcenter_max_dim", 0)
         kw["local_scales"] = tuple(kw.get("local_scales", cls.local_scales))
         return cls(**kw)
 

@@ -13,7 +13,8 @@ the complete trials' final values:
 * a **pruned or running** trial: what its value at the deepest rung it reached (``depth *
   eta^k``, :func:`~uvp_plugins.adacent.reliability.rung_steps`; below the depth, its last step)
   says about its final value - its normal score among the complete trials' values at that
-  rung, times the rank agreement measured there on the complete trials, with the variance that
+  rung, times the rank agreement measured there on the complete trials (a negative agreement
+  counts as none), with the variance that
   agreement leaves (:func:`~uvp_plugins.adacent.reliability.pseudo_final`: a bivariate normal
   copula of the value at the rung and the final value). Where early values rank like final
   ones (agreement near 1) the pruned trials count almost as much as complete ones, as in issue
@@ -107,9 +108,9 @@ def final_targets(
         last = max(int(s) for s in curve)
         below = [r for r in rungs if r <= last]
         step = below[-1] if below else last
-        if step not in memo:
+        if step not in memo:  # a reversed ranking measured on few trials is not trusted
             memo[step] = (
-                rank_agreement(complete_curves, ok_finals.tolist(), step, maximize),
+                max(0.0, rank_agreement(complete_curves, ok_finals.tolist(), step, maximize)),
                 [value_at(c, step, maximize) for c in complete_curves],
             )
         agreement, reference = memo[step]

@@ -56,5 +56,14 @@ def _sampler_only(guidance_kwargs: dict[str, Any]):  # type: ignore[no-untyped-d
     return run
 
 
-for _name, _g in {"s-kc0": {}, "s-kc4": {"kcenter_max_dim": 4}, "s-kc8": {"kcenter_max_dim": 8}}.items():
+for _name, _g in {
+    "s-kc0": {},
+    "s-kc4": {"kcenter_max_dim": 4},
+    "s-kc8": {"kcenter_max_dim": 8},
+    "s-cov0": {"coverage_every": 0},
+    "s-cov6": {"coverage_every": 6},
+    "s-covg": {"coverage_growth": 20},
+    "s-kc4c0": {"kcenter_max_dim": 4, "coverage_every": 0},
+    "s-kc4g": {"kcenter_max_dim": 4, "coverage_growth": 20},
+}.items():
     register_method(_name, f"issue-29 sampler-only variant: Guidance({_g})", requires=("optuna",), kind="ours")(_sampler_only(_g))
