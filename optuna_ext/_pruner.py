@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import threading
 import warnings
 from typing import TYPE_CHECKING
@@ -11,13 +10,14 @@ from optuna.pruners import BasePruner
 from optuna.study import StudyDirection
 from optuna.trial import TrialState
 
-from uvp_plugins.adacent.histories import best_value
 from uvp_plugins.adacent.pred import (
     DEFAULT_PREDICTOR,
     DELTA,
+    ETA,
     KEEP_FRACTION,
     TAIL_FRACTION,
     PredStoppingRule,
+    TrialRecord,
     probes_for,
 )
 
@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 __all__ = ["PredPruner"]
 
 _COUNTED_STATES = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING)
+#: the attribute through which a sampler tells the pruner its exploitation settings (the
+#: guided EnhancedAdaCentSampler's Guidance, or None): the probe phase is sized from it
+SAMPLER_GUIDANCE_ATTR = "uvp_guidance"
 
 
 class PredPruner(BasePruner):
@@ -151,6 +154,8 @@ class PredPruner(BasePruner):
         fraction: float = TAIL_FRACTION,
         keep_fraction: float | None = KEEP_FRACTION,
         n_probes: int | str = "auto",
+        calibrate: bool = True,
+        eta: float = ETA,
     ) -> None:
         # validation and the decision itself: uvp_plugins.adacent.pred (one rule for every adapter)
         self._auto_probes = n_probes == "auto"
@@ -166,6 +171,8 @@ class PredPruner(BasePruner):
             mode="max",
             keep_fraction=keep_fraction,
             n_probes=n_probes,
+            calibrate=calibrate,
+            eta=eta,
         )
         self._warned = False
         self._lock = threading.Lock()
@@ -208,33 +215,34 @@ class PredPruner(BasePruner):
         """The probe phase as given: ``"auto"`` or a number of probes (0: none)."""
         return "auto" if self._auto_probes else self._rule.n_probes
 
+    @property
+    def calibrate(self) -> bool:
+        """Whether the calibrated rule decides (``False``: the issue-17 rule)."""
+        return self._rule.calibrate
+
     def probes_in(self, study: Study) -> int:
-        """The number of probes in ``study``: ``"auto"`` resolved from its sampler."""
+        """The number of probes in ``study``: ``"auto"`` resolved from its sampler (a sampler
+        that offers :data:`SAMPLER_GUIDANCE_ATTR`, as ``EnhancedAdaCentSampler`` does, gets its
+        guidance's ``n_init``; any other sampler none)."""
         if not self._auto_probes:
             return self._rule.n_probes
-        from optuna_ext._sampler import EnhancedAdaCentSampler
-
         sampler = study.sampler
-        return probes_for(sampler.guidance) if isinstance(sampler, EnhancedAdaCentSampler) else 0
+        if not hasattr(sampler, SAMPLER_GUIDANCE_ATTR):
+            return 0
+        return probes_for(getattr(sampler, SAMPLER_GUIDANCE_ATTR))
 
-    def _others(
-        self, study: Study, trial: FrozenTrial, step: int, maximize: bool, need_at_step: bool
-    ) -> tuple[float, list[float]]:
-        """The best finite value of the other trials and (when the rule reads them) their finite
-        values at ``step``."""
-        values: list[float] = []
-        at_step: list[float] = []
+    @staticmethod
+    def _records(study: Study, trial: FrozenTrial) -> list[TrialRecord]:
+        """The other trials as the rule reads them (COMPLETE, PRUNED and RUNNING; FAILED
+        trials are ignored, as Optuna's samplers do)."""
+        out: list[TrialRecord] = []
         for t in study._storage.get_all_trials(study._study_id, deepcopy=False):
             if t.number == trial.number or t.state not in _COUNTED_STATES:
                 continue
-            values.extend(t.intermediate_values.values())
-            if t.state == TrialState.COMPLETE and t.values:
-                values.append(t.values[0])
-            if need_at_step:
-                v = t.intermediate_values.get(step)
-                if v is not None and math.isfinite(v):
-                    at_step.append(float(v))
-        return best_value(values, maximize), at_step
+            complete = t.state == TrialState.COMPLETE
+            final = float(t.values[0]) if complete and t.values else None
+            out.append(TrialRecord(t.intermediate_values, complete, final, t._trial_id))
+        return out
 
     def prune(self, study: Study, trial: FrozenTrial) -> bool:
         step = trial.last_step
@@ -256,6 +264,6 @@ class PredPruner(BasePruner):
             return False  # (cheap exits before the storage is read)
         maximize = study.direction == StudyDirection.MAXIMIZE
         probes = self.probes_in(study)
-        need_at_step = self._rule.needs_step_values or probes > 0
-        best, at_step = self._others(study, trial, step, maximize, need_at_step)
-        return self._rule.should_stop(trial.intermediate_values, best, maximize, at_step, probes)
+        others = self._records(study, trial)
+        with self._lock:  # the rule remembers measurements on complete trials
+            return self._rule.decide_among(trial.intermediate_values, others, maximize, probes)

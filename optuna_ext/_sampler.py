@@ -23,7 +23,6 @@ from optuna.trial import TrialState
 
 from optuna_ext._claims import HoldingsCache, claim
 from optuna_ext._claims import Proposal as Claim
-from optuna_ext._pruner import PredPruner
 from optuna_ext._space import OptunaSpace
 from uvp_plugins.adacent.guidance import Guidance
 from uvp_plugins.adacent.online import OnlineEnhancedAdaCent
@@ -107,16 +106,18 @@ def base_seed(seed: int | None) -> int:
 
 
 def pruner_max_resource(pruner: BasePruner) -> int | None:
-    """``T`` as the study's pruner knows it: :class:`PredPruner`'s ``max_resource``, or
-    :class:`~optuna.pruners.HyperbandPruner`'s when it is an int.
+    """``T`` as the study's pruner knows it: a public int ``max_resource`` (our
+    :class:`~optuna_ext.PredPruner` and :class:`~optuna_ext.IterativeDeepeningHyperbandPruner`),
+    or :class:`~optuna.pruners.HyperbandPruner`'s when it is an int.
 
     The one place that reads a private attribute of Optuna: ``HyperbandPruner`` has no public
     accessor for its ``max_resource`` (Optuna 5.0: ``HyperbandPruner._max_resource``, an int or
     ``"auto"``); if a later Optuna renames it, this returns ``None`` and the sampler infers ``T``
     from the complete trials instead.
     """
-    if isinstance(pruner, PredPruner):
-        return pruner.max_resource
+    public = getattr(pruner, "max_resource", None)
+    if isinstance(public, int) and not isinstance(public, bool) and public >= 2:
+        return public
     if isinstance(pruner, HyperbandPruner):
         value = getattr(pruner, "_max_resource", None)
         if isinstance(value, int) and not isinstance(value, bool) and value >= 2:
@@ -303,16 +304,25 @@ class EnhancedAdaCentSampler(BaseSampler):
         """The exploitation step's settings (``None``: the paper-faithful sampler)."""
         return self._guidance
 
+    @property
+    def uvp_guidance(self) -> Guidance | None:
+        """The same, under the name :class:`~optuna_ext.PredPruner` reads to size its probe
+        phase (``optuna_ext._pruner.SAMPLER_GUIDANCE_ATTR``: no import between the two)."""
+        return self._guidance
+
     def __getstate__(self) -> dict[str, Any]:
+        # the lock and the per-process caches (pure functions of storage) are not pickled: a
+        # pickled study, or a sampler sent to a spawned process, rebuilds them
         state = self.__dict__.copy()
-        del state["_lock"]
-        state["_cache"] = weakref.WeakKeyDictionary()
-        state["_space_cache"] = weakref.WeakKeyDictionary()
+        for name in ("_lock", "_cache", "_space_cache"):
+            del state[name]
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._lock = threading.Lock()
+        self._cache = weakref.WeakKeyDictionary()
+        self._space_cache = weakref.WeakKeyDictionary()
 
     def reseed_rng(self) -> None:
         # Independent samples are keyed by (seed, trial number, name), so parallel copies never

@@ -155,9 +155,9 @@ class PredStoppingScheduler(FIFOScheduler):
         ... )
         >>> results = tuner.fit()
         >>> {r.config["lr"]: r.metrics["training_iteration"] for r in results}  # epochs trained
-        {0.3: 20, 0.9: 4, 0.0: 7, 0.6: 7}
-        >>> len(sched.stopped_trials)
-        3
+        {0.3: 20, 0.9: 20, 0.0: 20, 0.6: 7}
+        >>> len(sched.stopped_trials)   # the calibrated rule waits for 3 trials that reached 20
+        1
         >>> if started:
         ...     ray.shutdown()
 
@@ -180,6 +180,11 @@ class PredStoppingScheduler(FIFOScheduler):
         n_probes: the probe phase: a trial stops at its first step at or past the depth while
             fewer than ``n_probes`` other trials reported a finite value there (an int ``>= 0``;
             default 0: no probe phase).
+        calibrate: ``True`` (default since issue 29): the calibrated rule of
+            :class:`~uvp_plugins.adacent.pred.PredStoppingRule` - nothing stops before a trial
+            reached ``max_t``, cuts and PRED scaled by how well values ranked like final values
+            on the trials that reached ``max_t``; ``False``: the issue-17 rule (PRED against the
+            best value any trial reached, plus the median cut).
         state_path: where to journal the state; default in the experiment directory.
         fsync: ``fsync`` every journal record (survives a machine crash, costs a disk flush per
             result); by default records survive a killed process only.
@@ -199,6 +204,7 @@ class PredStoppingScheduler(FIFOScheduler):
         fraction: float = TAIL_FRACTION,
         keep_fraction: float | None = KEEP_FRACTION,
         n_probes: int = 0,
+        calibrate: bool = True,
         state_path: str | os.PathLike[str] | None = None,
         fsync: bool = False,
     ) -> None:
@@ -223,6 +229,7 @@ class PredStoppingScheduler(FIFOScheduler):
             mode=mode or "max",
             keep_fraction=keep_fraction,
             n_probes=n_probes,
+            calibrate=calibrate,
         )
         self._added: dict[str, None] = {}  # trial ids in the order Ray first added them
         self._stopped: dict[str, int] = {}  # trial id -> step at which the rule stopped it
@@ -354,6 +361,7 @@ class PredStoppingScheduler(FIFOScheduler):
         return (
             f"Using PredStoppingScheduler (predictor={self._rule.predictor}, "
             f"keep_fraction={self._rule.keep_fraction}, n_probes={self._rule.n_probes}, "
+            f"calibrate={self._rule.calibrate}, "
             f"max_t={self._max_t}, "
             f"no stop before {self._time_attr}={self._rule.exploration_steps}): "
             f"num_stopped={len(self._stopped)}."

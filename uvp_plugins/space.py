@@ -44,6 +44,11 @@ __all__ = [
 _SQRT_HALF = 1.0 / math.sqrt(2.0)
 
 
+def _is_nan(value: Any) -> bool:
+    """Whether ``value`` is a float NaN (of any float type)."""
+    return isinstance(value, (float, np.floating)) and math.isnan(value)
+
+
 def _check_name(name: object) -> str:
     if not isinstance(name, str) or not name:
         raise TypeError(f"parameter name must be a non-empty str, got {name!r}")
@@ -189,9 +194,16 @@ class CategoricalParam:
         return len(self.choices)
 
     def index(self, value: Any) -> int:
+        """The position of ``value`` among the choices: equal (``==``), with ``True`` never
+        equal to ``1`` and a float NaN equal to a float NaN choice (Optuna accepts NaN as a
+        choice; ``nan == nan`` is false)."""
         for i, c in enumerate(self.choices):
-            if c == value and isinstance(c, bool) == isinstance(value, bool):
+            if c is value or (c == value and isinstance(c, bool) == isinstance(value, bool)):
                 return i
+        if _is_nan(value):
+            for i, c in enumerate(self.choices):
+                if _is_nan(c):
+                    return i
         raise ValueError(f"parameter {self.name!r}: {value!r} is not one of {list(self.choices)}")
 
     def to_unit(self, indices: np.ndarray) -> np.ndarray:

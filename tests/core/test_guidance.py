@@ -63,9 +63,11 @@ def test_before_n_init_the_paper_step_after_it_expected_improvement() -> None:
 
 
 def test_guided_choices_beat_coverage_on_a_smooth_function() -> None:
-    """Later trials concentrate near the optimum (mean of the 5 best of trials 20-39, 4 seeds);
-    without the interleaved coverage step (coverage_every=0) expected improvement alone keeps
-    testing corners of the weak parameter k on some seeds."""
+    """Later trials concentrate near the optimum (mean of the 5 best of trials 20-39, 4 seeds),
+    far better than the paper's coverage alone and as close as expected improvement alone
+    (coverage_every=0): the interleaved coverage steps cost little here. (Before issue 29,
+    expected improvement alone kept testing corners of the weak parameter k on some seeds; the
+    reflected local candidates and the lengthscale prior removed that failure.)"""
     late: dict[str, list[float]] = {"guided": [], "paper": [], "ei-only": []}
     for seed in range(4):
         for name, g in (("guided", Guidance()), ("paper", None), ("ei-only", Guidance(coverage_every=0))):
@@ -74,7 +76,7 @@ def test_guided_choices_beat_coverage_on_a_smooth_function() -> None:
             values = [_value(t["config"]) for t in ea.trials.values()]
             late[name].append(float(np.mean(sorted(values[20:])[-5:])))
     assert np.mean(late["guided"]) > np.mean(late["paper"]) + 0.005
-    assert np.mean(late["guided"]) > np.mean(late["ei-only"]) + 0.02
+    assert np.mean(late["guided"]) > np.mean(late["ei-only"]) - 0.002
 
 
 def test_state_round_trip_keeps_guidance_and_choices() -> None:
@@ -134,9 +136,9 @@ def test_posterior_is_factorised_only_for_steps_that_score_candidates(
     epsilons: list[int] = []
     real_fit, real_epsilon = GaussianProcess.fit, OnlineEnhancedAdaCent._epsilon
 
-    def counting_fit(self, X, y, theta=None):  # type: ignore[no-untyped-def]
+    def counting_fit(self, X, y, theta=None, noise=None):  # type: ignore[no-untyped-def]
         fits.append(theta is None)
-        return real_fit(self, X, y, theta)
+        return real_fit(self, X, y, theta, noise)
 
     def counting_epsilon(self, centers):  # type: ignore[no-untyped-def]
         epsilons.append(len(centers))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import doctest
 import math
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -16,6 +17,7 @@ from uvp_plugins.adacent.pred import (
     KEEP_FRACTION,
     MIN_PEERS,
     PredStoppingRule,
+    TrialRecord,
     optimistic_prediction,
     outside_kept_share,
     probes_for,
@@ -96,7 +98,9 @@ def test_bad_arguments_name_the_argument(kwargs: dict, exc: type, match: str) ->
 def test_stateful_decisions_equal_the_stateless_rule(reports: list, maximize: bool) -> None:
     """observe/decide keeps the curves and the best other trial incrementally; the decision
     equals should_stop on the same curve against a brute-force best of the other trials."""
-    rule = PredStoppingRule(max_resource=12, delta=0.2, mode="max" if maximize else "min")
+    rule = PredStoppingRule(
+        max_resource=12, delta=0.2, mode="max" if maximize else "min", calibrate=False
+    )
     curves: dict[str, dict[int, float]] = {}
     last: dict[str, int] = {}
     for trial, step, value in reports:
@@ -117,7 +121,7 @@ def test_stateful_decisions_equal_the_stateless_rule(reports: list, maximize: bo
 
 
 def test_state_round_trip_and_validation() -> None:
-    rule = PredStoppingRule(max_resource=10, delta=0.2)
+    rule = PredStoppingRule(max_resource=10, delta=0.2, calibrate=False)
     for s, v in [(1, 0.9), (2, 0.92)]:
         rule.observe("good", s, v)
     for s, v in [(1, 0.2), (2, 0.21), (3, 0.215)]:
@@ -217,6 +221,106 @@ def test_states_keep_the_cut_and_old_states_are_pred_alone() -> None:
     with pytest.raises(ValueError, match="n_probes"):
         PredStoppingRule(max_resource=10, n_probes=-1)
 
+
+
+# ------------------------------------------------------------------ the calibrated rule (issue 29)
+def _concave(quality: float, speed: float = 3.0, T: int = 12) -> dict[int, float]:
+    return {s: quality * (1 - math.exp(-s / speed)) for s in range(1, T + 1)}
+
+
+def test_calibrated_stateful_decisions_equal_decide_among() -> None:
+    rng = np.random.default_rng(0)
+    rule = PredStoppingRule(max_resource=12, delta=0.2)
+    curves: dict[str, dict[int, float]] = {}
+    for k in range(12):
+        q = float(rng.uniform(0.3, 0.9))
+        last = 12 if k % 3 == 0 else int(rng.integers(2, 12))
+        curve = {s: v for s, v in _concave(q).items() if s <= last}
+        curves[f"t{k}"] = curve
+        for s, v in curve.items():
+            rule.observe(f"t{k}", s, v)
+    for trial, curve in curves.items():
+        if max(curve) >= 12:
+            continue
+        others = [
+            TrialRecord(c, complete=max(c) >= 12, key=t) for t, c in curves.items() if t != trial
+        ]
+        assert rule.decide(trial) == rule.decide_among(curve, others)
+    copy = PredStoppingRule.from_state_dict(rule.state_dict())
+    assert copy.calibrate and copy.eta == rule.eta
+    assert [copy.decide(t) for t in curves] == [rule.decide(t) for t in curves]
+
+
+def test_old_states_load_with_the_issue_17_rule() -> None:
+    rule = PredStoppingRule(max_resource=10, delta=0.2)
+    state = rule.state_dict()
+    for key in ("calibrate", "eta"):
+        del state["params"][key]
+    assert not PredStoppingRule.from_state_dict(state).calibrate
+
+
+def test_nothing_but_the_probes_stops_a_trial_before_one_completed() -> None:
+    rule = PredStoppingRule(max_resource=12, delta=0.2, n_probes=2)
+    pruned = [TrialRecord({1: 0.9, 2: 0.95}, key=k) for k in range(5)]  # good, but not complete
+    weak = {1: 0.1, 2: 0.11, 3: 0.111}
+    assert not rule.decide_among(weak, pruned)  # PRED would stop it; no final value to beat
+    assert rule.decide_among({1: 0.5, 2: 0.6}, pruned[:1])  # a probe: one other reached the depth
+    assert not rule.decide_among({1: 0.5, 2: 0.6}, pruned[:2])
+
+
+def _three_done(qualities: tuple[float, ...] = (0.4, 0.5, 0.6)) -> list[TrialRecord]:
+    """Complete trials whose values rank at every step as their final values do."""
+    return [TrialRecord(_concave(q), complete=True, key=f"done{q}") for q in qualities]
+
+
+def test_pred_compares_with_final_values_not_with_pruned_trials_values() -> None:
+    rule = PredStoppingRule(max_resource=12, delta=0.2, keep_fraction=None)
+    done = _three_done()  # best final 0.59
+    pruned_high = TrialRecord({1: 0.95, 2: 0.97, 3: 0.98}, key="p")
+    # PRED from step 4 of a curve of quality 0.6: 0.94, below the pruned trial's 0.98 (the
+    # issue-17 rule stops it) but above 0.59, the best final value (the calibrated one keeps it)
+    mid = {s: v for s, v in _concave(0.6).items() if s <= 4}
+    assert not rule.decide_among(mid, [*done, pruned_high])
+    old = PredStoppingRule(max_resource=12, delta=0.2, keep_fraction=None, calibrate=False)
+    assert old.decide_among(mid, [*done, pruned_high])
+    low = {s: v for s, v in _concave(0.3).items() if s <= 4}  # PRED 0.47: cannot beat 0.59
+    assert rule.decide_among(low, [*done, pruned_high])
+    # PRED waits for three complete trials that rank at the step as at the end
+    assert not rule.decide_among(low, done[:2])
+    assert not rule.decide_among(low, _three_done((0.6, 0.5, 0.4))[:2] + [pruned_high])
+
+
+def test_pred_slack_keeps_trials_where_complete_trials_beat_their_bound() -> None:
+    """Late bloomers: flat early, then rising. PRED from the first steps is not optimistic for
+    them; once a complete trial shows it, a flat start no longer condemns a trial."""
+    T = 12
+    bloom = {s: (0.2 if s <= 4 else 0.2 + 0.07 * (s - 4)) for s in range(1, T + 1)}
+    flat_start = {1: 0.2, 2: 0.2, 3: 0.2, 4: 0.2}
+    plain = PredStoppingRule(max_resource=T, delta=0.2, keep_fraction=None)
+    concave = _three_done((0.3, 0.4, 0.5))  # best final 0.49
+    assert plain.decide_among(flat_start, concave)  # PRED: no slope, cannot beat 0.49
+    assert not plain.decide_among(flat_start, [*concave, TrialRecord(bloom, True, key="b")])
+
+
+@pytest.mark.parametrize("agreement, kept", [("same", 2), ("reversed", 4)])
+def test_the_cut_keeps_a_share_set_by_the_measured_rank_agreement(agreement: str, kept: int) -> None:
+    """At a rung a trial continues only among the best kept_share of the values there; where the
+    complete trials' values at the rung rank like their final values the share is small, where
+    they rank the other way nobody is cut."""
+    T = 12
+    rule = PredStoppingRule(max_resource=T, delta=0.2)
+    qualities = [0.9, 0.8, 0.7, 0.6, 0.5, 0.45]
+    completes = []
+    for k, q in enumerate(qualities):
+        early = q if agreement == "same" else 1.4 - q
+        curve = {s: (early * 0.5 if s <= 2 else q * 0.6 + 0.04 * s) for s in range(1, T + 1)}
+        completes.append(TrialRecord(curve, complete=True, key=k))
+    # four newcomers at the first rung (step 2); with the same ranking there, the share kept is
+    # 1 - 0.83 (1 - 1/3) = 0.44 of 7: a newcomer with 4 or more better values stops
+    stopped = 0
+    for v in (0.2, 0.28, 0.33, 0.5):
+        stopped += rule.decide_among({1: v * 0.9, 2: v}, completes)
+    assert 4 - stopped == kept
 
 def test_a_probe_phase_must_leave_a_trial_that_trains_on() -> None:
     rule = PredStoppingRule(12, 0.25, n_probes=3)

@@ -18,15 +18,41 @@ def _data(n: int = 40, d: int = 2, seed: int = 0) -> tuple[np.ndarray, np.ndarra
     return X, y
 
 
-def test_the_likelihood_gradient_is_exact() -> None:
+@pytest.mark.parametrize("heteroscedastic", [False, True])
+def test_the_likelihood_gradient_is_exact(heteroscedastic: bool) -> None:
     X, y = _data()
     ys = (y - y.mean()) / y.std()
     sq = (X[:, None, :] - X[None, :, :]) ** 2
+    extra = np.linspace(0.0, 0.5, X.shape[0]) if heteroscedastic else np.zeros(X.shape[0])
     gp = GaussianProcess()
     theta = np.array([-0.3, 0.4, 0.1, -4.0])
-    f = lambda t: gp._neg_log_posterior(t, X, ys, sq)[0]  # noqa: E731
-    g = lambda t: gp._neg_log_posterior(t, X, ys, sq)[1]  # noqa: E731
+    f = lambda t: gp._neg_log_posterior(t, X, ys, sq, extra)[0]  # noqa: E731
+    g = lambda t: gp._neg_log_posterior(t, X, ys, sq, extra)[1]  # noqa: E731
     assert check_grad(f, g, theta) < 1e-4 * max(1.0, float(np.abs(g(theta)).max()))
+
+
+def test_known_noise_makes_an_observation_count_less() -> None:
+    X = np.array([[0.1], [0.5], [0.9]])
+    y = np.array([0.0, 1.0, 0.0])
+    theta = np.array([np.log(0.3), 0.0, np.log(1e-4)])
+    exact = GaussianProcess().fit(X, y, theta=theta)
+    rough = GaussianProcess().fit(X, y, theta=theta, noise=np.array([0.0, 5.0, 0.0]))
+    m_exact, _ = exact.predict(np.array([[0.5]]))
+    m_rough, _ = rough.predict(np.array([[0.5]]))
+    assert m_exact[0] == pytest.approx(1.0, abs=1e-2) and m_rough[0] < 0.8
+    with pytest.raises(ValueError, match="variances >= 0"):
+        GaussianProcess().fit(X, y, noise=np.array([0.0, -1.0, 0.0]))
+
+
+def test_log_expected_improvement_matches_the_closed_form_and_never_underflows() -> None:
+    from uvp_plugins.adacent.surrogate import expected_improvement, log_expected_improvement
+
+    mean = np.linspace(-3.0, 3.0, 61)
+    std = np.full_like(mean, 0.7)
+    assert np.allclose(np.exp(log_expected_improvement(mean, std, 0.5)),
+                       expected_improvement(mean, std, 0.5), rtol=1e-9, atol=1e-300)
+    far = log_expected_improvement(np.array([-40.0, -60.0]), np.array([1.0, 1.0]), 0.0)
+    assert np.all(np.isfinite(far)) and far[0] > far[1]
 
 
 def test_posterior_interpolates_and_is_uncertain_far_from_data() -> None:

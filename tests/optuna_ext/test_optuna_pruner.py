@@ -69,7 +69,9 @@ def test_a_bool_is_not_a_budget() -> None:
 @pytest.mark.parametrize("direction", ["maximize", "minimize"])
 @pytest.mark.parametrize("predictor", ["tail", "last_slope"])
 def test_no_pruning_before_exploration_depth_then_flat_curve_pruned(direction: str, predictor: str) -> None:
-    pruner = PredPruner(max_resource=20, delta=0.5, predictor=predictor)
+    # PRED's mechanics against one complete trial: the issue-17 rule (the calibrated one waits
+    # for three complete trials, tests/core/test_pred_rule.py)
+    pruner = PredPruner(max_resource=20, delta=0.5, predictor=predictor, calibrate=False)
     assert pruner.exploration_steps == 10
     best, flat = (1.0, 0.1) if direction == "maximize" else (0.1, 1.0)
     study = _study(direction, pruner, best)
@@ -79,7 +81,9 @@ def test_no_pruning_before_exploration_depth_then_flat_curve_pruned(direction: s
 @pytest.mark.parametrize("direction", ["maximize", "minimize"])
 def test_optimistic_rising_curve_survives_and_stalled_curve_is_pruned(direction: str) -> None:
     sign = 1.0 if direction == "maximize" else -1.0
-    study = _study(direction, PredPruner(max_resource=20, predictor="last_slope"), sign * 1.0)
+    study = _study(
+        direction, PredPruner(max_resource=20, predictor="last_slope", calibrate=False), sign * 1.0
+    )
     # rises by 0.1 per step: last-slope prediction at T=20 stays above 1.0 until it gets there
     rising = [sign * min(0.1 * s, 1.05) for s in range(1, 21)]
     assert _first_pruned_step(study, rising) is None
@@ -89,11 +93,31 @@ def test_optimistic_rising_curve_survives_and_stalled_curve_is_pruned(direction:
 
 
 def test_intermediate_values_of_other_trials_count_as_reached() -> None:
-    study = optuna.create_study(direction="maximize", pruner=PredPruner(max_resource=10))
+    """The issue-17 rule (calibrate=False): a RUNNING trial's value is a value reached."""
+    study = optuna.create_study(
+        direction="maximize", pruner=PredPruner(max_resource=10, calibrate=False)
+    )
     leader = study.ask(DIST)
     for step in range(1, 6):
         leader.report(0.8, step)  # still RUNNING, never completed
     assert _first_pruned_step(study, [0.3] * 5) == 2
+
+
+def test_the_calibrated_rule_compares_with_complete_trials_only() -> None:
+    """The default rule: a RUNNING (or PRUNED) trial's value is nothing the user gets; until a
+    trial completes nothing is pruned; PRED then compares with the best final value, once three
+    complete trials ranked at the step as at the end."""
+    study = optuna.create_study(direction="maximize", pruner=PredPruner(max_resource=10))
+    leader = study.ask(DIST)
+    for step in range(1, 6):
+        leader.report(0.8, step)  # still RUNNING, never completed
+    assert _first_pruned_step(study, [0.3] * 5) is None
+    for q in (0.6, 0.7, 0.8):
+        study.add_trial(
+            create_trial(params={"x": 0.5}, distributions=DIST, value=q,
+                         intermediate_values={s: q * (1 - 0.5**s) for s in range(1, 11)})
+        )
+    assert _first_pruned_step(study, [0.3] * 5) is not None
 
 
 @pytest.mark.parametrize("direction", ["maximize", "minimize"])
@@ -117,14 +141,18 @@ def test_the_median_cut_prunes_a_trial_outside_the_best_half_at_its_step(directi
 
     steep_low = [sign * 0.3, sign * 0.6, sign * 0.9]  # 3 of 4 better at step 2
     steep_high = [sign * 0.3, sign * 0.85, sign * 1.2]  # 1 of 4 better at step 2
-    assert _first_pruned_step(study_with_rivals(PredPruner(max_resource=20)), steep_low) == 2
-    assert _first_pruned_step(study_with_rivals(PredPruner(max_resource=20)), steep_high) is None
-    alone = PredPruner(max_resource=20, keep_fraction=None)
-    assert alone.keep_fraction is None and PredPruner(max_resource=20).keep_fraction == 0.5
+
+    def issue17(**kwargs: object) -> PredPruner:
+        return PredPruner(max_resource=20, calibrate=False, **kwargs)  # type: ignore[arg-type]
+
+    assert _first_pruned_step(study_with_rivals(issue17()), steep_low) == 2
+    assert _first_pruned_step(study_with_rivals(issue17()), steep_high) is None
+    alone = issue17(keep_fraction=None)
+    assert alone.keep_fraction is None and issue17().keep_fraction == 0.5
     assert _first_pruned_step(study_with_rivals(alone), steep_low) is None
     # without the running trial only two counted trials reported step 2 (the FAILED one does
     # not count): too few for the cut
-    assert _first_pruned_step(study_with_rivals(PredPruner(max_resource=20), False), steep_low) is None
+    assert _first_pruned_step(study_with_rivals(issue17(), False), steep_low) is None
 
 
 def _rising_objective(T: int):  # type: ignore[no-untyped-def]
@@ -224,7 +252,7 @@ def test_steps_beyond_max_resource_are_not_pruned_and_warn() -> None:
 
 
 def test_sparse_and_zero_based_steps() -> None:
-    study = _study("maximize", PredPruner(max_resource=20, predictor="last_slope"), 1.0)
+    study = _study("maximize", PredPruner(max_resource=20, predictor="last_slope", calibrate=False), 1.0)
     # every 4th step from 0, steep enough to pass 1.0 by step 20
     steps = [0, 4, 8, 12, 16]
     assert _first_pruned_step(study, [0.25, 0.45, 0.65, 0.85, 0.95], steps) is None
@@ -282,9 +310,14 @@ def test_the_median_cut_gives_up_the_guarantee_for_slow_starters() -> None:
     optimistic prediction: on the same concave curves, where the best configuration is a slow
     starter, it prunes more, and on some sampling orders it prunes the best configuration (the
     trade-off documented in uvp_plugins.adacent.pred)."""
-    outcomes = [_best_trial_state(seed, PredPruner(max_resource=_CONCAVE_T)) for seed in range(3)]
+    outcomes = [
+        _best_trial_state(seed, PredPruner(max_resource=_CONCAVE_T, calibrate=False))
+        for seed in range(3)
+    ]
     alone = [
-        _best_trial_state(seed, PredPruner(max_resource=_CONCAVE_T, keep_fraction=None))
+        _best_trial_state(
+            seed, PredPruner(max_resource=_CONCAVE_T, keep_fraction=None, calibrate=False)
+        )
         for seed in range(3)
     ]
     assert sum(p for _, p in outcomes) > sum(p for _, p in alone)

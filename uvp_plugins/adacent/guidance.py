@@ -62,18 +62,35 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from scipy.special import ndtri
 
-from uvp_plugins.adacent.surrogate import GaussianProcess, expected_improvement
+from uvp_plugins.adacent.scores import copula, rank_scores
+from uvp_plugins.adacent.surrogate import GaussianProcess, log_expected_improvement
 from uvp_plugins.space import CategoricalParam, SearchSpace
 from uvp_plugins.validation import check_float, check_int
 
-__all__ = ["Guidance", "GuidedModel", "local_candidates", "local_candidate_points", "copula"]
+__all__ = [
+    "Guidance",
+    "GuidedModel",
+    "local_candidates",
+    "local_candidate_points",
+    "local_count",
+    "reflect_unit",
+    "copula",
+    "LOCAL_PER_DIMENSION",
+    "MAX_MOVED_COORDINATES",
+]
+
+#: local candidates per parameter of the space (at least ``Guidance.n_local``)
+LOCAL_PER_DIMENSION = 25
+#: in spaces with more parameters, a local step moves each coordinate with probability
+#: ``MAX_MOVED_COORDINATES / d`` (at least one): small moves in a few directions, as trust-region
+#: methods do in high dimensions (Eriksson et al. 2019, TuRBO; Regis & Shoemaker 2013, DYCORS)
+MAX_MOVED_COORDINATES = 20
 
 
 @dataclass(frozen=True)
@@ -92,6 +109,15 @@ class Guidance:
             this factor (float > 1).
         coverage_every: every ``coverage_every``-th trial (by the number of trials told) is
             still Enhanced-KCenter's step (int >= 0; 0: never).
+        coverage_growth: past this many trials the coverage period doubles each time the
+            number of trials doubles, so a growing share of a long study refines (int >= 0;
+            0: a fixed period). Default 20 (issue 29, chosen on BBOB and the synthetic tuning
+            problems, docs/results/optuna.md): a coverage step every 3rd trial up to trial
+            40, every 6th up to 80, every 12th up to 160, ...
+        kcenter_max_dim: in a space with more coordinates than this (distance embedding), a
+            coverage step takes the next free point of the Sobol mesh in its order instead of
+            the point farthest from all centers, which there lies on the boundary of the space
+            (int >= 0; 0: Enhanced-KCenter in every dimension).
     """
 
     n_init: int = 10
@@ -102,6 +128,8 @@ class Guidance:
     n_post: int = 256
     refit_growth: float = 1.25
     coverage_every: int = 3
+    coverage_growth: int = 20
+    kcenter_max_dim: int = 0
 
     def __post_init__(self) -> None:
         check_int("n_init", self.n_init, low=2)
@@ -117,6 +145,23 @@ class Guidance:
         check_int("n_post", self.n_post, low=4)
         check_float("refit_growth", self.refit_growth, low=1.0, low_open=True)
         check_int("coverage_every", self.coverage_every, low=0)
+        check_int("coverage_growth", self.coverage_growth, low=0)
+        check_int("kcenter_max_dim", self.kcenter_max_dim, low=0)
+
+    def coverage_step(self, k: int) -> bool:
+        """Whether the ``k``-th trial (``k`` trials told before it) is a coverage step.
+
+        Example:
+            >>> g = Guidance(coverage_every=3, coverage_growth=50)
+            >>> [k for k in range(0, 130) if g.coverage_step(k)][-4:]
+            [108, 114, 120, 126]
+        """
+        if not self.coverage_every:
+            return False
+        period = self.coverage_every
+        if self.coverage_growth:
+            period *= 2 ** max(0, int(math.floor(math.log2(max(1, k) / self.coverage_growth))))
+        return k % period == 0
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -126,15 +171,11 @@ class Guidance:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Guidance:
         kw = dict(d)
+        # a state written before these fields existed ran with the former behaviour
+        kw.setdefault("coverage_growth", 0)
+        kw.setdefault("kcenter_max_dim", 0)
         kw["local_scales"] = tuple(kw.get("local_scales", cls.local_scales))
         return cls(**kw)
-
-
-def copula(y: np.ndarray) -> np.ndarray:
-    """Values -> standard normal quantiles of their mid-ranks (ties share a rank)."""
-    from scipy.stats import rankdata
-
-    return np.asarray(ndtri((rankdata(y) - 0.5) / y.size), dtype=float)
 
 
 def _subset(values: np.ndarray, numbers: np.ndarray, cap: int) -> np.ndarray:
@@ -170,51 +211,113 @@ class GuidedModel:
 
     def __init__(self, guidance: Guidance) -> None:
         self.guidance = guidance
-        self._theta: dict[int, np.ndarray] = {}
+        self._theta: dict[Hashable, np.ndarray] = {}
         self.gp: GaussianProcess | None = None
-        self._posterior: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._posterior: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
         self.best = math.nan
         self.top: list[dict[str, Any]] = []
 
     def update(
-        self, X: np.ndarray, values: np.ndarray, numbers: np.ndarray, configs: Sequence[dict[str, Any]]
+        self,
+        X: np.ndarray,
+        values: np.ndarray,
+        numbers: np.ndarray,
+        configs: Sequence[dict[str, Any]],
+        noise: np.ndarray | None = None,
+        fit_data: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]] | None = None,
+        fingerprint: Sequence[Hashable] | None = None,
     ) -> bool:
         """Fit to ``X`` (embedded configurations), ``values`` (higher is better) and trial
-        ``numbers``; ``False`` (no model) while fewer than ``n_init`` trials are valued."""
+        ``numbers``; ``False`` (no model) while fewer than ``n_init`` trials are valued.
+
+        Without ``noise`` the values are ranked first (:func:`copula`; issue 17's values at
+        the depth). With ``noise`` (the variances of :func:`uvp_plugins.adacent.targets.final_targets`,
+        0 for complete trials) the values are already normal scores of final values: they are
+        fitted as they are, each with its variance, and the expected improvement is over the
+        best exactly known one; ``fit_data(indices)`` then gives the targets and variances that
+        those trials alone imply (for the hyperparameter fit, which must not depend on later
+        trials), and ``fingerprint`` one hashable per trial that changes when what the trial
+        says changes (status, curve)."""
         g = self.guidance
         if values.size < g.n_init:
             self.gp = None
             self._posterior = None
             return False
-        y = copula(values)
+        if noise is None:
+            y = rank_scores(values)
+            extra = np.zeros(values.size)
+            exact = np.ones(values.size, dtype=bool)
+        else:
+            y = np.asarray(values, dtype=float)
+            extra = np.asarray(noise, dtype=float)
+            exact = extra <= 0.0
         order = np.argsort(numbers, kind="stable")
         c = _checkpoint(values.size, g.n_init, g.refit_growth)
-        theta = self._theta.get(c)
+        first = order[:c]
+        # the hyperparameters are a function of the first c trials alone (what they say now),
+        # fitted once per checkpoint: every process that sees those trials fits the same ones
+        if fit_data is None or fingerprint is None:
+            ident: Hashable = (c, tuple(int(n) for n in numbers[first]))
+        else:
+            ident = (c, tuple(fingerprint[i] for i in first.tolist()))
+        theta = self._theta.get(ident)
         if theta is None:
-            first = order[:c]
-            yc = copula(values[first])
-            sub = first[_subset(yc, numbers[first], g.n_fit)]
-            theta = GaussianProcess().fit(X[sub], copula(values[sub])).theta
+            if fit_data is None:
+                yc, ec = rank_scores(values[first]), np.zeros(first.size)
+            else:
+                yc, ec = fit_data(first)
+            keep = _subset(yc, numbers[first], g.n_fit)
+            theta = GaussianProcess().fit(X[first[keep]], yc[keep], noise=ec[keep]).theta
             assert theta is not None
-            self._theta[c] = theta
+            if len(self._theta) > 64:
+                self._theta.clear()
+            self._theta[ident] = theta
         post = _subset(y, numbers, g.n_post)
         # the posterior is factorised on the first acquisition: a coverage step does not use it
         self.gp = None
-        self._posterior = (X[post], y[post], theta)
-        self.best = float(y.max())
-        ranked = np.argsort(-values, kind="stable")[: g.local_top]
+        self._posterior = (X[post], y[post], theta, extra[post])
+        self.best = float(y[exact].max()) if exact.any() else float(y.max())
+        ranked = np.argsort(-y, kind="stable")[: g.local_top]
         self.top = [dict(configs[i]) for i in ranked]
         return True
 
     def acquisition(self, Z: np.ndarray) -> np.ndarray:
-        """Expected improvement over the best value, at embedded candidates ``Z``."""
+        """The logarithm of the expected improvement over the best value, at embedded
+        candidates ``Z`` (computed without underflow, so candidates far below the best are
+        still ordered: Ament et al. 2023, LogEI)."""
         if self.gp is None:
             if self._posterior is None:
                 raise RuntimeError("update() with at least n_init values first")
-            Xp, yp, theta = self._posterior
-            self.gp = GaussianProcess().fit(Xp, yp, theta=theta)
+            Xp, yp, theta, extra = self._posterior
+            self.gp = GaussianProcess().fit(Xp, yp, theta=theta, noise=extra)
         mean, std = self.gp.predict(Z)
-        return expected_improvement(mean, std, self.best)
+        return log_expected_improvement(mean, std, self.best)
+
+
+def reflect_unit(u: np.ndarray) -> np.ndarray:
+    """Fold coordinates back into ``[0, 1]`` by reflection at the bounds (a step past a bound
+    lands as far inside; clipping would pile candidates up on the bound).
+
+    Example:
+        >>> reflect_unit(np.array([-0.1, 0.5, 1.2, 2.3])).round(2).tolist()
+        [0.1, 0.5, 0.8, 0.3]
+    """
+    v = np.mod(np.asarray(u, dtype=float), 2.0)
+    return np.where(v > 1.0, 2.0 - v, v)
+
+
+def local_count(guidance: Guidance, dim: int) -> int:
+    """Local candidates per step: ``guidance.n_local``, or :data:`LOCAL_PER_DIMENSION` per
+    parameter when that is more (candidates must grow with the dimension to find the few
+    improving directions around an incumbent).
+
+    Example:
+        >>> local_count(Guidance(), 5), local_count(Guidance(), 40)
+        (400, 1000)
+    """
+    if guidance.n_local == 0:
+        return 0
+    return max(guidance.n_local, LOCAL_PER_DIMENSION * int(dim))
 
 
 def local_candidates(
@@ -251,7 +354,13 @@ def local_candidate_points(
     U = space.to_unit(list(configs))
     base = U[np.arange(n) % len(configs)]
     s = np.asarray(scales, dtype=float)[np.arange(n) % len(scales)]
-    out = np.clip(base + rng.normal(0.0, 1.0, size=base.shape) * s[:, None], 0.0, 1.0)
+    step = rng.normal(0.0, 1.0, size=base.shape) * s[:, None]
+    d = base.shape[1]
+    if d > MAX_MOVED_COORDINATES:  # move a random subset of coordinates (module doc)
+        moved = rng.random(base.shape) < MAX_MOVED_COORDINATES / d
+        moved[np.arange(n), rng.integers(0, d, size=n)] = True
+        step *= moved
+    out = reflect_unit(base + step)
     for j, p in enumerate(space.params):
         if isinstance(p, CategoricalParam):
             flip = rng.random(n) < s

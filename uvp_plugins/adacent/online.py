@@ -71,10 +71,17 @@ from typing import Any
 import numpy as np
 
 from uvp_plugins.adacent.curves import EPSILON_PERCENTILE, MAX_EPSILON_POINTS, resolve_epsilon
-from uvp_plugins.adacent.guidance import Guidance, GuidedModel, local_candidate_points
+from uvp_plugins.adacent.guidance import (
+    Guidance,
+    GuidedModel,
+    local_candidate_points,
+    local_count,
+)
 from uvp_plugins.adacent.histories import finite_observations, value_at_depth
 from uvp_plugins.adacent.mesh import CandidateMesh, MeshLadder
 from uvp_plugins.adacent.pred import DELTA, check_delta, check_max_resource
+from uvp_plugins.adacent.scores import rank_scores
+from uvp_plugins.adacent.targets import final_targets
 from uvp_plugins.adacent.value_scale import positive_scores
 from uvp_plugins.blas import single_thread_blas
 from uvp_plugins.space import SearchSpace, config_key
@@ -122,6 +129,11 @@ class _Trial:
     #: ``(depth, value)`` of the last :meth:`OnlineEnhancedAdaCent._center_value` (a trial's
     #: record is replaced, not changed, on every tell, so the memo never goes stale)
     memo: tuple[int | None, float] | None = None
+
+    @property
+    def stamp(self) -> tuple[int, str, int, float | None]:
+        """What the surrogate's hyperparameter fit reads of this trial (changes with it)."""
+        return (self.number, self.status, len(self.curve), self.final)
 
 
 class OnlineEnhancedAdaCent:
@@ -211,6 +223,7 @@ class OnlineEnhancedAdaCent:
         self._embed = self._ladder.embed
         self._candidates_given = candidates is not None or candidate_array is not None
         self._trials: dict[Hashable, _Trial] = {}
+        self._inferred_T: tuple[int] | None = None
         self._next_number = 0
         self._eps_cache: tuple[tuple[Any, ...], float] | None = None
         #: keys of the told trials' configurations, with how many trials hold each
@@ -243,8 +256,10 @@ class OnlineEnhancedAdaCent:
         """``T``: the given ``max_resource``, else the largest step a complete trial reported."""
         if self.max_resource is not None:
             return self.max_resource
-        steps = [max(t.curve) for t in self._trials.values() if t.status == "complete" and t.curve]
-        top = max(steps) if steps else 0
+        if self._inferred_T is None:  # recomputed after a tell or forget
+            steps = [max(t.curve) for t in self._trials.values() if t.status == "complete" and t.curve]
+            self._inferred_T = (max(steps) if steps else 0,)
+        top = self._inferred_T[0]
         return top if top >= 1 else None
 
     # ------------------------------------------------------------------ tell
@@ -287,6 +302,7 @@ class OnlineEnhancedAdaCent:
         if old is not None:
             self._release(old.ckey)
         self._trials[key] = _Trial(cfg, ckey, row, status, number, points, fin)
+        self._inferred_T = None
         self._key_counts[ckey] = self._key_counts.get(ckey, 0) + 1
         self._taken_keys.add(ckey)
 
@@ -295,6 +311,7 @@ class OnlineEnhancedAdaCent:
         old = self._trials.pop(key, None)
         if old is not None:
             self._release(old.ckey)
+            self._inferred_T = None
 
     def _release(self, ckey: tuple[Any, ...]) -> None:
         n = self._key_counts[ckey] - 1
@@ -391,11 +408,13 @@ class OnlineEnhancedAdaCent:
             if i is None:
                 i = mesh.distances.next_center({}, None, math.inf, available=available)
             return mesh.configs[i], int(i), "mesh"
-        if model is not None and not (
-            model.guidance.coverage_every
-            and (len(self._trials) + round_) % model.guidance.coverage_every == 0
-        ):
+        if model is not None and not model.guidance.coverage_step(len(self._trials) + round_):
             return self._guided_pick(mesh, available, model, taken, fixed_cfg, round_)
+        g = self.guidance
+        if g is not None and g.kcenter_max_dim and mesh.Z.shape[1] > g.kcenter_max_dim:
+            free = np.flatnonzero(available) if available is not None else np.arange(len(mesh.configs))
+            i = int(free[0]) if free.size else 0  # the next free Sobol point, in order
+            return mesh.configs[i], i, "mesh"
         values, eps = scores()
         i = mesh.distances.next_center(rows, values, eps, available=available, extra_centers=reserved)
         return mesh.configs[i], int(i), "mesh"
@@ -407,16 +426,34 @@ class OnlineEnhancedAdaCent:
         trials)."""
         if self._model is None or self.space is None:
             return None
-        valued = np.flatnonzero(np.isfinite(raw))
+        T = self.resolved_max_resource()
+        evidence = [(t.curve, t.status, t.final) for t in centers]
+        targets, variances, calibrated = final_targets(evidence, T, self.delta, self.maximize)
+        if not calibrated:  # no complete trial yet: every trial's value at the depth (issue 17)
+            sign = 1.0 if self.maximize else -1.0
+            targets = sign * raw
+        valued = np.flatnonzero(np.isfinite(targets))
         if not valued.size:
             return None
-        sign = 1.0 if self.maximize else -1.0
         trials = [centers[i] for i in valued.tolist()]
+
+        def fit_data(idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            """Targets of the trials ``idx`` (positions among ``trials``) from them alone."""
+            sub = [evidence[valued[i]] for i in idx.tolist()]
+            m, v, cal = final_targets(sub, T, self.delta, self.maximize)
+            if not cal:
+                return rank_scores(np.where(np.isfinite(m), m, np.nanmin(m))), np.zeros(len(sub))
+            ok = np.isfinite(m)
+            return np.where(ok, m, np.nanmin(m)), np.where(ok, v, 1.0)
+
         ok = self._model.update(
             np.array([t.row for t in trials], dtype=float),
-            sign * raw[valued],
+            targets[valued],
             np.array([t.number for t in trials]),
             [t.config for t in trials],
+            noise=variances[valued] if calibrated else None,
+            fit_data=fit_data if calibrated else None,
+            fingerprint=[t.stamp for t in trials],
         )
         return self._model if ok else None
 
@@ -436,7 +473,8 @@ class OnlineEnhancedAdaCent:
         assert self.space is not None
         idx = np.flatnonzero(available) if available is not None else np.arange(len(mesh.configs))
         rng = np.random.default_rng([self.seed, len(self._trials), round_])
-        near, near_Z = local_candidate_points(self.space, model.top, g.n_local, g.local_scales, rng)
+        n_local = 0 if self._candidates_given else local_count(g, len(self.space))
+        near, near_Z = local_candidate_points(self.space, model.top, n_local, g.local_scales, rng)
         if fixed_cfg:
             near = [{**c, **fixed_cfg} for c in near]
         seen = set(taken)

@@ -56,6 +56,34 @@ Alg. 8), so those keep ``n_probes=0``; figures: ``docs/results/optuna.md``. **Wh
 a study of at most ``n_probes`` trials completes none (every trial is a probe), and the probes
 give up Theorem 3.14's guarantee as the cut does.
 
+**The calibrated rule (the default since issue 29, ``calibrate=True``).** The median cut at every
+step, the probes and PRED against any value another trial reached were chosen on lcbench's
+saturating curves at one budget. Where early values do not rank like final ones (trainsize
+curves that cross, multi-fidelity functions whose low fidelities are biased), the same rule
+pruned almost every trial: on a multi-fidelity Hartmann suite 1-2 of about 185 trials
+completed, so ``study.best_value`` rested on one or two trials. The calibrated rule keeps
+PRED, the probes and a successive-halving cut, but lets the trials that completed say how far
+each can be trusted (:mod:`uvp_plugins.adacent.reliability`):
+
+* PRED compares with the best *final* value of the complete trials (the value a user gets),
+  not with an intermediate value of a trial that was itself pruned; and its bound is raised by
+  the largest amount by which a complete trial beat its own PRED bound from the same step
+  (0 where curves are concave, as Lemma 3.11 promises);
+* the cut acts only at rungs ``depth * eta^k`` (successive halving's geometric rungs, Li et al.)
+  and keeps :func:`~uvp_plugins.adacent.reliability.kept_share` of the trials there: ``1/eta``
+  when values at the rung rank exactly like the final values of the complete trials, up to
+  everyone as that rank agreement falls to 0;
+* until a trial has completed, nothing but the probe phase stops a trial: the first trial
+  after the probes completes (the user always gets a result, and the rule a first
+  measurement); PRED waits until the complete trials show early values ranking like final
+  ones (the shrunk rank agreement above :data:`PRED_MIN_AGREEMENT`, which takes at least
+  three of them);
+* trials are compared at the same share of ``T`` (their envelope value at a step, whatever
+  steps they reported), so steps may be epochs, samples seen or any other unit, and a trial is
+  a probe while fewer than ``n_probes`` other trials *reached* the depth.
+
+``calibrate=False`` keeps the issue-17 rule below; states saved before issue 29 load with it.
+
 Every adapter takes this decision from here: Optuna's :class:`~optuna_ext.PredPruner` (which reads
 curves from the study's storage and calls :meth:`PredStoppingRule.should_stop`), Ray Tune's
 stopping scheduler (which keeps the curves in the rule itself: :meth:`PredStoppingRule.observe`,
@@ -81,14 +109,21 @@ prunes earlier than the pool version, never wrongly when the prediction is optim
 
 Example:
     >>> rule = PredStoppingRule(max_resource=10, delta=0.2, mode="max")
-    >>> rule.exploration_steps
-    2
-    >>> rule.should_stop({1: 0.50, 2: 0.52, 3: 0.53}, best_other=0.90)   # flat curve, far below
+    >>> rule.exploration_steps, rule.rungs
+    (2, [2])
+    >>> done = [TrialRecord({s: q - 0.3 / s for s in range(1, 11)}, complete=True)
+    ...         for q in (0.7, 0.8, 0.9)]                        # three trials reached T = 10
+    >>> rule.decide_among({1: 0.50, 2: 0.52, 3: 0.53}, done)   # flat curve, far below 0.87
     True
-    >>> rule.should_stop({1: 0.50, 2: 0.60, 3: 0.70}, best_other=0.90)   # still steep
+    >>> rule.decide_among({1: 0.50, 2: 0.60, 3: 0.70}, done)   # still steep
     False
-    >>> rule.observe("a", 1, 0.9); rule.observe("b", 1, 0.5); rule.observe("b", 2, 0.51)
-    >>> rule.observe("b", 3, 0.515); rule.decide("b")
+    >>> rule.decide_among({1: 0.50, 2: 0.52, 3: 0.53}, done[:2])   # PRED waits for 3 (module doc)
+    False
+    >>> for k, record in enumerate(done):
+    ...     for s, v in record.curve.items():
+    ...         rule.observe(k, s, v)
+    >>> rule.observe("b", 1, 0.5); rule.observe("b", 2, 0.51); rule.observe("b", 3, 0.515)
+    >>> rule.decide("b")
     True
 """
 
@@ -96,6 +131,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -103,7 +139,14 @@ import numpy as np
 from uvp_plugins.adacent.curves import pred_last_slope, tail_fit_bound
 from uvp_plugins.adacent.guidance import Guidance
 from uvp_plugins.adacent.histories import dense_history
-from uvp_plugins.validation import check_choice, check_float, check_int
+from uvp_plugins.adacent.reliability import (
+    kept_share,
+    pred_slack,
+    rank_agreement,
+    rung_steps,
+    value_at,
+)
+from uvp_plugins.validation import check_bool, check_choice, check_float, check_int
 
 __all__ = [
     "PREDICTORS",
@@ -112,7 +155,10 @@ __all__ = [
     "DELTA",
     "KEEP_FRACTION",
     "MIN_PEERS",
+    "ETA",
+    "PRED_MIN_AGREEMENT",
     "probes_for",
+    "TrialRecord",
     "PredStoppingRule",
     "outside_kept_share",
     "optimistic_prediction",
@@ -133,6 +179,12 @@ DELTA = 0.1
 KEEP_FRACTION: float | None = 0.5
 #: the cut needs the values of at least this many other trials at the step
 MIN_PEERS = 3
+#: the calibrated rule's rungs are ``depth * ETA^k`` and its strongest cut keeps ``1 / ETA``
+ETA = 3.0
+#: the calibrated rule applies PRED only where the measured rank agreement at the rung is above
+#: this (the prior: PRED waits for evidence that early values rank like final ones; where they
+#: do not, a curve's shape says as little)
+PRED_MIN_AGREEMENT = 0.5
 
 _STATE_FORMAT = "uvp-pred-rule/1"
 
@@ -216,6 +268,27 @@ def optimistic_prediction(
     return float(tail_fit_bound(history, horizon, fraction=fraction, maximize=maximize))
 
 
+@dataclass(frozen=True)
+class TrialRecord:
+    """What the calibrated rule needs to know of another trial.
+
+    Attributes:
+        curve: ``{step: value}`` it reported (non-finite values are ignored).
+        complete: whether it reached the full budget (Optuna: COMPLETE).
+        final: its final value if complete (default: the envelope value of its curve).
+        key: a hashable id, used only to remember measurements on complete trials.
+    """
+
+    curve: Mapping[int, float]
+    complete: bool = False
+    final: float | None = None
+    key: Hashable | None = None
+
+    @property
+    def last_step(self) -> int | None:
+        return max((int(s) for s in self.curve), default=None)
+
+
 class PredStoppingRule:
     """Stop a trial when its optimistic prediction at ``max_resource`` cannot beat the best
     value another trial has reached (Bateni et al., Alg. 7 line 9, Alg. 8 line 11).
@@ -226,17 +299,25 @@ class PredStoppingRule:
         predictor: ``"last_slope"`` (Alg. 6, default) or ``"tail"`` (tail fit, Sec. 4).
         fraction: share of the history the tail fit uses, in ``(0, 1]`` (paper: 0.3).
         mode: ``"max"`` if higher values are better, ``"min"`` otherwise.
-        keep_fraction: the cut (module doc): past the depth a trial also stops when its value at
-            its step is not among the best ``keep_fraction`` of the values reported there (a
-            float in ``(0, 1]``; default 0.5, the median); ``None``: Pred alone (the paper).
+        keep_fraction: the cut (module doc): ``None`` is Pred alone (the paper), in both rules.
+            The issue-17 rule (``calibrate=False``): past the depth a trial also stops when its
+            value at its step is not among the best ``keep_fraction`` of the values reported
+            there (a float in ``(0, 1]``; default 0.5, the median). The calibrated rule cuts at
+            its rungs with the share set by ``eta`` and the measured agreement instead.
         n_probes: the probe phase (module doc): a trial stops at its first step at or past the
-            depth while fewer than ``n_probes`` other trials reported a finite value there (an
-            int ``>= 0``; default 0: none; :func:`probes_for` gives the guided sampler's).
+            depth while fewer than ``n_probes`` other trials reached the depth (an int ``>= 0``;
+            default 0: none; :func:`probes_for` gives the guided sampler's).
+        calibrate: ``True`` (default since issue 29): the calibrated rule (module doc) - PRED
+            and the cut act only as far as the complete trials show they hold; ``False``: the
+            issue-17 rule (PRED against any value another trial reached, ``keep_fraction`` at
+            every step).
+        eta: the calibrated rule's rung factor (rungs ``depth * eta^k``; its strongest cut keeps
+            ``1/eta``), a float ``> 1``.
 
-    Two ways to use it (same decision): :meth:`should_stop` with a trial's reported values and
-    the best value of the other trials (a caller that keeps curves elsewhere, e.g. Optuna's
-    storage), or :meth:`observe` / :meth:`decide` with the curves kept here
-    (:meth:`state_dict` is JSON-serialisable).
+    Two ways to use it (same decision): :meth:`decide_among` with a trial's reported values and
+    the other trials' records (a caller that keeps curves elsewhere, e.g. Optuna's storage), or
+    :meth:`observe` / :meth:`decide` with the curves kept here (:meth:`state_dict` is
+    JSON-serialisable). :meth:`should_stop` is the issue-17 rule's stateless form.
     """
 
     def __init__(
@@ -248,10 +329,16 @@ class PredStoppingRule:
         mode: str = "max",
         keep_fraction: float | None = KEEP_FRACTION,
         n_probes: int = 0,
+        calibrate: bool = True,
+        eta: float = ETA,
     ) -> None:
         self.max_resource = check_max_resource(max_resource)
         self.keep_fraction = check_keep_fraction(keep_fraction)
         self.n_probes = check_n_probes(n_probes)
+        self.calibrate = check_bool("calibrate", calibrate)
+        self.eta = check_float("eta", eta, low=1.0, low_open=True)
+        #: measurements on complete trials, by (step, keys of the complete trials)
+        self._measured: dict[tuple[Any, ...], tuple[float, float]] = {}
         self.delta = check_delta(delta)
         self.predictor = check_choice("predictor", predictor, PREDICTORS)
         self.fraction = check_fraction(fraction)
@@ -323,6 +410,119 @@ class PredStoppingRule:
         depth = self.exploration_steps
         return all(int(s) >= step or int(s) < depth for s in reported)
 
+    # ------------------------------------------------------------ calibrated decision
+    @property
+    def rungs(self) -> list[int]:
+        """The calibrated rule's rungs: ``depth * eta^k`` below ``max_resource``."""
+        return rung_steps(self.exploration_steps, self.max_resource, self.eta)
+
+    def decide_among(
+        self,
+        reported: Mapping[int, float],
+        others: Sequence[TrialRecord],
+        maximize: bool | None = None,
+        n_probes: int | None = None,
+    ) -> bool:
+        """The decision for a trial that reported ``{step: value}`` (its last report is the
+        largest step), given the other trials (``others``: running, pruned and complete ones;
+        failed trials left out). With ``calibrate=False`` this is :meth:`should_stop` on the
+        best value and the values at the step the records hold.
+
+        The calibrated rule (module doc), in order:
+
+        1. never before the depth ``floor(delta T)`` or at ``T``;
+        2. probe phase: the trial's first step at or past the depth while fewer than
+           ``n_probes`` other trials reached the depth;
+        3. a trial without any finite value past the depth stops (it diverged);
+        4. no complete trial yet: nothing else stops it (the first trial after the probes
+           completes, so the user always gets a result and the rule a first measurement);
+        5. where the rank agreement measured at the rung at or below the step is above
+           :data:`PRED_MIN_AGREEMENT`: PRED (Alg. 6) plus the slack measured on the complete
+           trials (:func:`~uvp_plugins.adacent.reliability.pred_slack`) cannot beat the best
+           final value of the complete trials: stop;
+        6. at its first step at or past a rung ``depth * eta^k``: stop when its value is not
+           among the best :func:`~uvp_plugins.adacent.reliability.kept_share` of the values the
+           other trials had at that rung (at least :data:`MIN_PEERS` of them), the share set
+           by the rank agreement measured there on the complete trials.
+        """
+        up = self.maximize if maximize is None else maximize
+        if not self.calibrate:
+            best = math.nan
+            values = [v for r in others for v in r.curve.values()]
+            values += [r.final for r in others if r.complete and r.final is not None]
+            finite = [float(v) for v in values if v is not None and math.isfinite(float(v))]
+            if finite:
+                best = max(finite) if up else min(finite)
+            step = max((int(s) for s in reported), default=None)
+            at_step = [] if step is None else [
+                float(r.curve[step]) for r in others
+                if step in r.curve and math.isfinite(float(r.curve[step]))
+            ]
+            return self.should_stop(reported, best, up, at_step, n_probes)
+        if not reported:
+            return False
+        step = max(int(s) for s in reported)
+        depth = self.exploration_steps
+        if step >= self.max_resource or step < depth:
+            return False
+        probes = self.n_probes if n_probes is None else n_probes
+        if probes and self._first_at_or_past(reported, step, depth):
+            reached = sum(1 for r in others if _reached(r, depth, up))
+            if reached < probes:
+                return True
+        history, last = dense_history(reported)
+        if history.size == 0:
+            return True
+        complete = [r for r in others if r.complete]
+        finals = [_final(r, up) for r in complete]
+        valued = [(r, f) for r, f in zip(complete, finals, strict=True) if math.isfinite(f)]
+        if not valued:
+            return False
+        best = max(f for _, f in valued) if up else min(f for _, f in valued)
+        rungs = self.rungs
+        below = [r for r in rungs if r <= step]
+        rung = below[-1] if below else depth
+        agreement, slack = self._measure(rung, valued, up)
+        if agreement > PRED_MIN_AGREEMENT:
+            bound = self.predict(history, self.max_resource - last, up)
+            bound = bound + slack if up else bound - slack
+            if math.isfinite(bound) and (bound < best if up else bound > best):
+                return True
+        if self.keep_fraction is None or not below or not self._first_at_or_past(reported, step, rung):
+            return False
+        peers = [value_at(r.curve, rung, up) for r in others if _reached(r, rung, up)]
+        peers = [v for v in peers if math.isfinite(v)]
+        mine = value_at(reported, step, up)
+        if not math.isfinite(mine):
+            return False
+        return outside_kept_share(mine, peers, kept_share(agreement, self.eta), up)
+
+    def _measure(
+        self, step: int, valued: Sequence[tuple[TrialRecord, float]], maximize: bool
+    ) -> tuple[float, float]:
+        """Rank agreement and PRED's slack at ``step`` on the complete trials (remembered per
+        step and set of complete trials when they have keys)."""
+        keys = tuple(r.key for r, _ in valued)
+        memo_key = (step, maximize, keys) if all(k is not None for k in keys) else None
+        if memo_key is not None and memo_key in self._measured:
+            return self._measured[memo_key]
+        curves = [r.curve for r, _ in valued]
+        finals = [f for _, f in valued]
+        found = (
+            rank_agreement(curves, finals, step, maximize),
+            pred_slack(curves, finals, step, self.max_resource, maximize),
+        )
+        if memo_key is not None:
+            if len(self._measured) > 4096:
+                self._measured.clear()
+            self._measured[memo_key] = found
+        return found
+
+    @staticmethod
+    def _first_at_or_past(reported: Mapping[int, float], step: int, mark: int) -> bool:
+        """Whether ``step`` is the trial's first reported step at or past ``mark``."""
+        return all(int(s) >= step or int(s) < mark for s in reported)
+
     def check_trials_beyond_probes(self, n_trials: int) -> None:
         """Refuse a probe phase that would stop every trial: with ``n_trials <= n_probes`` each
         trial is one of the first ``n_probes`` to reach the depth (module doc, *what it costs*),
@@ -371,6 +571,13 @@ class PredStoppingRule:
             return False
         if last not in curve:
             curve[last] = math.nan  # the last report was not finite: it still counts as a step
+        if self.calibrate:
+            others = [
+                TrialRecord(c, complete=self._last_step.get(t, 0) >= self.max_resource, key=t)
+                for t, c in self._curves.items()
+                if t != trial
+            ]
+            return self.decide_among(curve, others)
         at_step: list[float] = []
         if self.needs_step_values:
             at_step = [c[last] for t, c in self._curves.items() if t != trial and last in c]
@@ -420,6 +627,8 @@ class PredStoppingRule:
                 "mode": self.mode,
                 "keep_fraction": self.keep_fraction,
                 "n_probes": self.n_probes,
+                "calibrate": self.calibrate,
+                "eta": self.eta,
             },
             "trials": [
                 [trial, self._last_step.get(trial, 0), [[s, v] for s, v in sorted(curve.items())]]
@@ -432,8 +641,9 @@ class PredStoppingRule:
         """Rebuild a rule from :meth:`state_dict` (validated: bad states raise ``ValueError``)."""
         if state.get("format") != _STATE_FORMAT:
             raise ValueError(f"state format must be {_STATE_FORMAT!r}, got {state.get('format')!r}")
-        # a state saved before the cut (or the probe phase) existed was made without it
-        rule = cls(**{"keep_fraction": None, "n_probes": 0, **state["params"]})
+        # a state saved before the cut, the probe phase or the calibrated rule existed was made
+        # without it
+        rule = cls(**{"keep_fraction": None, "n_probes": 0, "calibrate": False, **state["params"]})
         for trial, last, points in state["trials"]:
             key = tuple(trial) if isinstance(trial, list) else trial
             for s, v in points:
@@ -443,3 +653,22 @@ class PredStoppingRule:
             rule._last_step[key] = max(rule._last_step.get(key, 0), check_int("last_step", last, low=0))
             rule._curves.setdefault(key, {})
         return rule
+
+
+def _final(record: TrialRecord, maximize: bool) -> float:
+    """A complete trial's final value: given, else its envelope value."""
+    if record.final is not None and math.isfinite(float(record.final)):
+        return float(record.final)
+    values = [float(v) for v in record.curve.values() if math.isfinite(float(v))]
+    if not values:
+        return math.nan
+    return max(values) if maximize else min(values)
+
+
+def _reached(record: TrialRecord, step: int, maximize: bool) -> bool:
+    """Whether a trial got to ``step`` with a finite value at or below it (a complete trial
+    without a curve counts as having reached every step only through its curve)."""
+    last = record.last_step
+    if last is None or (last < step and not record.complete):
+        return False
+    return math.isfinite(value_at(record.curve, step, maximize))

@@ -1,0 +1,53 @@
+"""Issue 29's declared variants of the default sampler, kept so that the tuning-set figures of
+docs/results/optuna.md ("Issue 29 results on the tuning sets") can be reproduced:
+
+* ``s-g0`` - ``EnhancedAdaCentSampler`` without a pruner, the coverage step every third trial
+  for the whole study (``Guidance(coverage_growth=0)``, issue 17's rule);
+* ``s-cov0`` - the same without any coverage step after the first ``n_init`` trials
+  (``Guidance(coverage_every=0)``);
+* ``v-cov0`` - ``s-cov0``'s sampler with the default ``PredPruner``.
+
+The defaults themselves are the methods ``optuna-eadacent`` and ``optuna-eadacent-pred``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from uvp_plugins.bench.context import RunContext
+from uvp_plugins.bench.registry import register_method
+
+__all__: list[str] = []
+
+
+def _variant(guidance_kwargs: dict[str, Any], pruned: bool) -> Callable[[RunContext], None]:
+    def run(ctx: RunContext) -> None:
+        from optuna_ext import EnhancedAdaCentSampler, PredPruner
+        from uvp_plugins.adacent.guidance import Guidance
+        from uvp_plugins.bench.methods.optuna_native import run_optuna_study
+
+        T = ctx.max_budget
+        guidance = Guidance(**guidance_kwargs)
+        if pruned:
+            sampler = EnhancedAdaCentSampler(seed=ctx.seed, max_resource=max(T, 2), guidance=guidance)
+            pruner = PredPruner(max_resource=T) if T >= 2 else None
+        else:
+            sampler, pruner = EnhancedAdaCentSampler(seed=ctx.seed, guidance=guidance), None
+        run_optuna_study(ctx, sampler, pruner)
+
+    return run
+
+
+for _name, _kwargs, _pruned in (
+    ("s-g0", {"coverage_growth": 0}, False),
+    ("s-cov0", {"coverage_every": 0}, False),
+    ("v-cov0", {"coverage_every": 0}, True),
+):
+    register_method(
+        _name,
+        f"issue-29 variant (docs/results/optuna.md): Guidance({_kwargs})"
+        + (" + PredPruner" if _pruned else ", no pruner"),
+        requires=("optuna",),
+        kind="ours",
+    )(_variant(_kwargs, _pruned))
