@@ -43,18 +43,19 @@ def hyperparameter_from_param(
         ValueError: ``default`` is not a value of the parameter (named in the message).
     """
     name = param.name if name is None else name
-    if default is not None:
-        default = param.validate(default)
+    # ConfigSpace's own default when none is given: the keyword is left out (ConfigSpace 1.2.2's
+    # Categorical refuses an explicit default=None)
+    given: dict[str, Any] = {} if default is None else {"default": param.validate(default)}
     if isinstance(param, FloatParam):
         if param.low == param.high:
             return Constant(name, param.low)
-        return Float(name, (param.low, param.high), log=param.log, default=default)
+        return Float(name, (param.low, param.high), log=param.log, **given)
     if isinstance(param, IntParam):
         if param.low == param.high:
             return Constant(name, param.low)
-        return Integer(name, (param.low, param.high), log=param.log, default=default)
+        return Integer(name, (param.low, param.high), log=param.log, **given)
     if isinstance(param, CategoricalParam):
-        return Categorical(name, list(param.choices), default=default)
+        return Categorical(name, list(param.choices), **given)
     raise TypeError(f"unsupported parameter type {type(param).__name__}")
 
 

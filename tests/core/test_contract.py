@@ -107,7 +107,7 @@ def _json(state: Any) -> Any:
 def _subset(stored: Any, loaded: Any, where: str = "state") -> None:
     """Everything in ``stored`` is in ``loaded``: equal values, where a dict may have gained
     keys (parameters added later, with the value that reproduces the old behaviour) and the
-    format's version may have grown. Key sets are never compared exactly, so that a later
+    format's version (and a nested part's ``version``) may have grown. Key sets are never compared exactly, so that a later
     version adding a field (e.g. a new flag of the Pred rule, old states reading as off) keeps
     these fixtures valid."""
     if isinstance(stored, dict):
@@ -117,6 +117,10 @@ def _subset(stored: Any, loaded: Any, where: str = "state") -> None:
             if where == "state" and key == "format":  # read by a later version: upgraded
                 (name, version), (now, later) = parse_format(value), parse_format(loaded[key])
                 assert now == name and later >= version, f"{value!r} read as {loaded[key]!r}"
+                continue
+            if key == "version" and isinstance(value, int) and isinstance(loaded[key], int):
+                # a nested versioned part (e.g. a bandit policy's state) read by a later version
+                assert loaded[key] >= value, f"{where}[{key!r}]: {value} read as {loaded[key]}"
                 continue
             _subset(value, loaded[key], f"{where}[{key!r}]")
     elif isinstance(stored, list):
