@@ -5,7 +5,6 @@ directory, restarts, parallel workers, SMAC's intensifier contract and bad input
 from __future__ import annotations
 
 import json
-import math
 import time
 from collections import Counter
 from pathlib import Path
@@ -395,22 +394,6 @@ def test_bad_input_is_rejected_with_clear_errors(tmp_path: Path) -> None:
         IterativeDeepeningHyperbandIntensifier(changed_min)
     with pytest.raises(ValueError, match="eta=3"):
         IterativeDeepeningHyperbandIntensifier(make_scenario(tmp_path / "r", 18), eta=2)
-
-
-def test_readme_snippet_runs_and_continues(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import re
-    import runpy
-
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = readme.split("**Hyperband that continues with a larger `max_budget`**", 1)[1]
-    block = re.findall(r"```python\n(.*?)```", section, flags=re.S)[0]
-    monkeypatch.chdir(tmp_path)  # SMAC writes to ./smac3_output
-    script = tmp_path / "snippet.py"
-    script.write_text(block)
-    ns = runpy.run_path(str(script))
-    assert abs(math.log10(ns["incumbent"]["lr"]) + 2) < 0.5  # near the optimum lr = 0.01
-    data = json.loads(next(tmp_path.glob("smac3_output/lr-search/0/runhistory.json")).read_text())
-    assert data["stats"]["finished"] == hyperband_trials(1, 27, 3)  # 22 at 9, 47 more at 27
 
 
 def test_a_trial_asked_after_the_saved_state_is_adopted_not_run_twice(tmp_path: Path) -> None:
