@@ -25,7 +25,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-__all__ = ["finite_observations", "dense_history", "value_at_depth", "best_value"]
+__all__ = ["finite_observations", "dense_history", "value_at", "value_at_depth", "final_value", "best_value"]
 
 
 def finite_observations(intermediate: Mapping[int, float]) -> tuple[np.ndarray, np.ndarray]:
@@ -54,6 +54,21 @@ def dense_history(intermediate: Mapping[int, float]) -> tuple[np.ndarray, int]:
     return np.interp(grid, steps, values), int(steps[-1])
 
 
+def value_at(curve: Mapping[int, float], step: float, maximize: bool = True) -> float:
+    """A trial's envelope value at ``step``: the best finite value it reported at a step
+    ``<= step`` (``nan`` if it reported none there).
+
+    Example:
+        >>> value_at({2: 0.5, 4: 0.4, 8: 0.9}, 5), value_at({2: 0.5}, 1)
+        (0.5, nan)
+    """
+    steps, values = finite_observations(curve)
+    early = values[steps <= step]
+    if early.size == 0:
+        return float("nan")
+    return float(early.max() if maximize else early.min())
+
+
 def value_at_depth(intermediate: Mapping[int, float], depth: int, maximize: bool = True) -> float:
     """Envelope value at step ``depth`` (best finite value at steps ``<= depth``).
 
@@ -61,13 +76,21 @@ def value_at_depth(intermediate: Mapping[int, float], depth: int, maximize: bool
     earliest reported step is returned (the closest information to the exploration depth).
     Returns ``nan`` if no reported value is finite.
     """
-    steps, values = finite_observations(intermediate)
-    if steps.size == 0:
-        return float("nan")
-    early = values[steps <= depth]
-    if early.size == 0:
-        return float(values[0])
-    return float(early.max() if maximize else early.min())
+    v = value_at(intermediate, depth, maximize)
+    if v == v:  # not nan
+        return v
+    _, values = finite_observations(intermediate)
+    return float(values[0]) if values.size else float("nan")
+
+
+def final_value(curve: Mapping[int, float], final: float | None, maximize: bool = True) -> float:
+    """A complete trial's final value: ``final`` if finite, else its curve's envelope value at
+    the last step (``nan`` without either)."""
+    if final is not None and np.isfinite(float(final)):
+        return float(final)
+    if curve:
+        return value_at(curve, max(int(s) for s in curve), maximize)
+    return float("nan")
 
 
 def best_value(values: np.ndarray | list[float], maximize: bool = True) -> float:

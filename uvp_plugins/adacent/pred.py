@@ -138,7 +138,7 @@ import numpy as np
 
 from uvp_plugins.adacent.curves import pred_last_slope, tail_fit_bound
 from uvp_plugins.adacent.guidance import Guidance
-from uvp_plugins.adacent.histories import dense_history
+from uvp_plugins.adacent.histories import dense_history, final_value
 from uvp_plugins.adacent.reliability import (
     kept_share,
     pred_slack,
@@ -474,7 +474,7 @@ class PredStoppingRule:
         if history.size == 0:
             return True
         complete = [r for r in others if r.complete]
-        finals = [_final(r, up) for r in complete]
+        finals = [final_value(r.curve, r.final, up) for r in complete]
         valued = [(r, f) for r, f in zip(complete, finals, strict=True) if math.isfinite(f)]
         if not valued:
             return False
@@ -653,16 +653,6 @@ class PredStoppingRule:
             rule._last_step[key] = max(rule._last_step.get(key, 0), check_int("last_step", last, low=0))
             rule._curves.setdefault(key, {})
         return rule
-
-
-def _final(record: TrialRecord, maximize: bool) -> float:
-    """A complete trial's final value: given, else its envelope value."""
-    if record.final is not None and math.isfinite(float(record.final)):
-        return float(record.final)
-    values = [float(v) for v in record.curve.values() if math.isfinite(float(v))]
-    if not values:
-        return math.nan
-    return max(values) if maximize else min(values)
 
 
 def _reached(record: TrialRecord, step: int, maximize: bool) -> bool:

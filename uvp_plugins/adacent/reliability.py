@@ -51,7 +51,7 @@ import numpy as np
 from scipy.stats import rankdata
 
 from uvp_plugins.adacent.curves import pred_last_slope
-from uvp_plugins.adacent.histories import dense_history, finite_observations
+from uvp_plugins.adacent.histories import dense_history, value_at
 from uvp_plugins.adacent.scores import quantile_score
 
 __all__ = [
@@ -72,21 +72,6 @@ PRIOR_AGREEMENT = 0.5
 PRIOR_WEIGHT = 3.0
 #: the agreement is measured from this many complete trials on (below: the prior)
 MIN_MEASURED = 3
-
-
-def value_at(curve: Mapping[int, float], step: float, maximize: bool = True) -> float:
-    """A trial's envelope value at ``step``: the best finite value it reported at a step
-    ``<= step`` (``nan`` if it reported none there).
-
-    Example:
-        >>> value_at({2: 0.5, 4: 0.4, 8: 0.9}, 5), value_at({2: 0.5}, 1)
-        (0.5, nan)
-    """
-    steps, values = finite_observations(curve)
-    early = values[steps <= step]
-    if early.size == 0:
-        return math.nan
-    return float(early.max() if maximize else early.min())
 
 
 def _spearman(a: np.ndarray, b: np.ndarray) -> float:

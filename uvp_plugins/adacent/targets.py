@@ -42,24 +42,14 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from uvp_plugins.adacent.histories import value_at_depth
-from uvp_plugins.adacent.reliability import pseudo_final, rank_agreement, rung_steps, value_at
+from uvp_plugins.adacent.histories import final_value, value_at, value_at_depth
+from uvp_plugins.adacent.reliability import pseudo_final, rank_agreement, rung_steps
 from uvp_plugins.adacent.scores import rank_scores
 
 __all__ = ["TrialEvidence", "final_targets", "final_value"]
 
 #: a trial as the targets read it: its curve, its status and its final value (complete trials)
 TrialEvidence = tuple[Mapping[int, float], str, "float | None"]
-
-
-def final_value(curve: Mapping[int, float], final: float | None, maximize: bool = True) -> float:
-    """A complete trial's final value: ``final`` if finite, else its curve's envelope value at
-    the last step (``nan`` without either)."""
-    if final is not None and math.isfinite(float(final)):
-        return float(final)
-    if curve:
-        return value_at_depth(curve, max(int(s) for s in curve), maximize)
-    return math.nan
 
 
 def final_targets(
