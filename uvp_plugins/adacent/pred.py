@@ -313,6 +313,9 @@ class PredStoppingRule:
             every step).
         eta: the calibrated rule's rung factor (rungs ``depth * eta^k``; its strongest cut keeps
             ``1/eta``), a float ``> 1``.
+        trust_model: the calibrated rule's cut spares a trial whose sampler predicted it beats
+            the best final value (:meth:`decide_among`, ``model_expects_improvement``); a bool,
+            default ``False``.
 
     Two ways to use it (same decision): :meth:`decide_among` with a trial's reported values and
     the other trials' records (a caller that keeps curves elsewhere, e.g. Optuna's storage), or
@@ -331,8 +334,10 @@ class PredStoppingRule:
         n_probes: int = 0,
         calibrate: bool = True,
         eta: float = ETA,
+        trust_model: bool = False,
     ) -> None:
         self.max_resource = check_max_resource(max_resource)
+        self.trust_model = check_bool("trust_model", trust_model)
         self.keep_fraction = check_keep_fraction(keep_fraction)
         self.n_probes = check_n_probes(n_probes)
         self.calibrate = check_bool("calibrate", calibrate)
@@ -422,6 +427,7 @@ class PredStoppingRule:
         others: Sequence[TrialRecord],
         maximize: bool | None = None,
         n_probes: int | None = None,
+        model_expects_improvement: bool = False,
     ) -> bool:
         """The decision for a trial that reported ``{step: value}`` (its last report is the
         largest step), given the other trials (``others``: running, pruned and complete ones;
@@ -443,7 +449,12 @@ class PredStoppingRule:
         6. at its first step at or past a rung ``depth * eta^k``: stop when its value is not
            among the best :func:`~uvp_plugins.adacent.reliability.kept_share` of the values the
            other trials had at that rung (at least :data:`MIN_PEERS` of them), the share set
-           by the rank agreement measured there on the complete trials.
+           by the rank agreement measured there on the complete trials - unless
+           ``model_expects_improvement`` (the sampler's model of the final value predicted
+           this trial beats the best final value, ``Proposal.promising``) and the rule was
+           built with ``trust_model=True``: the cut ranks by a proxy of the final value, the
+           model by all the evidence, so such a trial is left to PRED (issue 29: a study's
+           completions go to configurations near the incumbent, more as the model improves).
         """
         up = self.maximize if maximize is None else maximize
         if not self.calibrate:
@@ -489,6 +500,8 @@ class PredStoppingRule:
             if math.isfinite(bound) and (bound < best if up else bound > best):
                 return True
         if self.keep_fraction is None or not below or not self._first_at_or_past(reported, step, rung):
+            return False
+        if self.trust_model and model_expects_improvement:
             return False
         peers = [value_at(r.curve, rung, up) for r in others if _reached(r, rung, up)]
         peers = [v for v in peers if math.isfinite(v)]
@@ -629,6 +642,7 @@ class PredStoppingRule:
                 "n_probes": self.n_probes,
                 "calibrate": self.calibrate,
                 "eta": self.eta,
+                "trust_model": self.trust_model,
             },
             "trials": [
                 [trial, self._last_step.get(trial, 0), [[s, v] for s, v in sorted(curve.items())]]
