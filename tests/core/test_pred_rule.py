@@ -329,3 +329,26 @@ def test_a_probe_phase_must_leave_a_trial_that_trains_on() -> None:
         with pytest.raises(ValueError, match=rf"n_probes=3 must be < the number of trials \({n_trials}\)"):
             rule.check_trials_beyond_probes(n_trials)
     PredStoppingRule(12, 0.25).check_trials_beyond_probes(1)  # no probe phase: nothing to refuse
+
+
+def test_trust_model_spares_a_promising_trial_from_the_cut_but_not_from_pred() -> None:
+    """With ``trust_model=True`` a trial the sampler's model predicted to beat the incumbent is
+    not cut at a rung (the same value is cut without the flag, or with the flag but without
+    ``trust_model``); PRED still stops a flat trial that cannot beat the best final value."""
+    T = 12
+    completes = []
+    for k, q in enumerate([0.9, 0.8, 0.7, 0.6, 0.5, 0.45]):
+        curve = {s: (q * 0.5 if s <= 2 else q * 0.6 + 0.04 * s) for s in range(1, T + 1)}
+        completes.append(TrialRecord(curve, complete=True, key=k))
+    low = {1: 0.05, 2: 0.2}  # steep: PRED keeps it; the lowest value at the rung: cut
+    trusting = PredStoppingRule(max_resource=T, delta=0.2, trust_model=True)
+    plain = PredStoppingRule(max_resource=T, delta=0.2)
+    assert plain.decide_among(low, completes, model_expects_improvement=True)
+    assert trusting.decide_among(low, completes)
+    assert not trusting.decide_among(low, completes, model_expects_improvement=True)
+    flat = {1: 0.2, 2: 0.2, 3: 0.2, 4: 0.2}  # past the rung, no slope: PRED stops it
+    assert trusting.decide_among(flat, completes, model_expects_improvement=True)
+    restored = PredStoppingRule.from_state_dict(trusting.state_dict())
+    assert restored.trust_model
+    with pytest.raises(TypeError, match="trust_model must be a bool"):
+        PredStoppingRule(max_resource=T, trust_model="yes")  # type: ignore[arg-type]

@@ -346,3 +346,31 @@ def test_nothing_crashes_the_study() -> None:
         study.optimize(objective, n_trials=12, catch=())
     assert len(study.trials) == 12
     assert all(t.state in (TrialState.COMPLETE, TrialState.PRUNED) for t in study.trials)
+
+
+@pytest.mark.parametrize("trust", [False, True])
+def test_trust_sampler_reads_the_samplers_mark_from_the_storage(trust: bool) -> None:
+    """A trial our sampler marked (system attribute ``uvp:promising``) is spared the cut with
+    ``trust_sampler=True`` only; the mark is read from the storage, as another process sees it."""
+    study = optuna.create_study(direction="maximize", pruner=PredPruner(10, delta=0.2, trust_sampler=trust))
+    for q in (0.9, 0.8, 0.7, 0.6, 0.5, 0.45):
+        study.add_trial(
+            create_trial(params={"x": q}, distributions=DIST, value=q,
+                         intermediate_values={s: q * (1 - 0.5**s) for s in range(1, 11)})
+        )
+    trial = study.ask(DIST)
+    study._storage.set_trial_system_attr(trial._trial_id, "uvp:promising", True)
+    trial.report(0.02, 1)
+    trial.report(0.2, 2)  # steep (PRED keeps it), lowest at the rung (the cut stops it)
+    assert trial.should_prune() is not trust
+
+
+def test_the_guided_sampler_marks_every_trial_for_the_pruner() -> None:
+    study = optuna.create_study(direction="maximize", sampler=EnhancedAdaCentSampler(seed=0))
+    study.optimize(lambda t: -(t.suggest_float("x", 0, 1) - 0.3) ** 2 - (t.suggest_float("y", 0, 1) - 0.6) ** 2,
+                   n_trials=30)
+    # the first trial has no search space yet (Optuna samples it independently): no mark
+    marks = [t.system_attrs.get("uvp:promising") for t in study.trials[1:]]
+    assert all(isinstance(m, bool) for m in marks)
+    assert not any(marks[:9])  # no model before n_init trials
+    assert any(marks)
