@@ -422,9 +422,9 @@ class MaxUCBIntensifier(AtomicSaveMixin, AbstractIntensifier):
             )
         if "bandit" in state:
             bandit = CashBandit.from_state_dict(state["bandit"])
-        else:  # the layout of uvp-plugins before CashBandit
+        else:  # the layout of uvp-plugins before CashBandit: the bandit's version 1
             bandit = CashBandit.from_state_dict({
-                "format": "uvp-cash-bandit/1",
+                "format": f"{CashBandit.STATE_FORMAT.name}/1",
                 "max_consecutive_crashes": self._settings.max_consecutive_crashes,
                 "policy": state["policy"],
                 "retired": [r if r else None for r in state["unavailable"]],

@@ -16,9 +16,10 @@ experiment directory, SMAC's ``intensifier.json``):
   e.g. the search space). The rebuilt object decides exactly as the original would have.
 
 **One naming of state versions.** A state carries ``"format": "uvp-<name>/<version>"``
-(:class:`StateFormat`); the version is an int that grows when the layout changes, and the
-format's reader upgrades every version ever written (:meth:`StateFormat.read`), so a state saved
-by any earlier release still loads.
+(:class:`StateFormat`, which each core object declares as its ``STATE_FORMAT`` and writes and
+reads its state through: :meth:`StateFormat.stamp`, :meth:`StateFormat.read`); the version is
+an int that grows when the layout changes, and the format's reader upgrades every version ever
+written, so a state saved by any earlier release still loads.
 
 =============================================  ========================  =================
 core object                                    protocol                  state format

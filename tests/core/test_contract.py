@@ -93,13 +93,6 @@ CASES: dict[str, tuple[type, type, Callable[[], tuple[Any, ...]], Callable[[Any]
     "uvp-tobit-ensemble": (TobitEnsemble, Persistent, tuple, _tobit_steps),
 }
 
-#: core objects that do not yet declare their :class:`StateFormat` as ``STATE_FORMAT`` and
-#: still check their format string by hand; their files were being changed by other issues
-#: when the contract came in (issue 33). Remove an entry when the object adopts it: the test
-#: below fails while an entry is stale.
-NOT_YET_DECLARING = {CashBandit, OnlineEnhancedAdaCent, PredStoppingRule, TobitEnsemble}
-
-
 def _json(state: Any) -> Any:
     return json.loads(json.dumps(state, allow_nan=True))
 
@@ -178,18 +171,14 @@ def test_every_format_version_has_a_stored_state() -> None:
     for name, (cls, *_rest) in CASES.items():
         current = parse_format(make_states.MAKERS[name]().state_dict()["format"])[1]
         assert (name, current) in stored, f"store a {name} state of version {current}"
-        declared = getattr(cls, "STATE_FORMAT", None)
-        if isinstance(declared, StateFormat):
-            for v in declared.readable_versions:
-                assert (name, v) in stored, f"store a {name} state of version {v}"
+        for v in cls.STATE_FORMAT.readable_versions:
+            assert (name, v) in stored, f"store a {name} state of version {v}"
 
 
 @pytest.mark.parametrize("cls", sorted({c[0] for c in CASES.values()}, key=lambda c: c.__name__))
 def test_the_state_format_is_declared_once(cls: type) -> None:
     declared = getattr(cls, "STATE_FORMAT", None)
-    if cls in NOT_YET_DECLARING:
-        assert declared is None, f"{cls.__name__} declares STATE_FORMAT: drop it from the list"
-        return
-    assert isinstance(declared, StateFormat)
+    assert isinstance(declared, StateFormat), f"{cls.__name__} declares no STATE_FORMAT"
     name = next(n for n, c in CASES.items() if c[0] is cls)
+    assert declared.name == name.removesuffix("-guided")
     assert make_states.MAKERS[name]().state_dict()["format"] == declared.tag

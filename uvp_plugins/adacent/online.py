@@ -9,7 +9,10 @@ AdaCent). :class:`OnlineEnhancedAdaCent` takes that step one configuration at a 
 * :meth:`~OnlineEnhancedAdaCent.tell` records a trial - its configuration, the values it reported
   per step (its learning curve), its final value and its status (running, complete, pruned,
   failed) - or replaces what was recorded for it;
-* :meth:`~OnlineEnhancedAdaCent.ask` returns the next configuration.
+* :meth:`~OnlineEnhancedAdaCent.ask` returns the next configuration;
+* :meth:`~OnlineEnhancedAdaCent.state_dict` / :meth:`~OnlineEnhancedAdaCent.from_state_dict`:
+  the parameters and the told trials as versioned JSON (format :data:`STATE_FORMAT`,
+  ``"uvp-online-adacent/1"``).
 
 Every adapter and the offline allocators drive this object: Optuna's sampler (which re-tells the
 trials it reads from storage), Ray Tune's searcher (which tells results as they arrive) and
@@ -66,7 +69,7 @@ import functools
 import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -84,6 +87,7 @@ from uvp_plugins.adacent.scores import rank_scores
 from uvp_plugins.adacent.targets import final_targets
 from uvp_plugins.adacent.value_scale import positive_scores
 from uvp_plugins.blas import single_thread_blas
+from uvp_plugins.contract import StateFormat
 from uvp_plugins.space import SearchSpace, config_key
 from uvp_plugins.validation import check_bool, check_choice, check_float, check_int, check_seed
 
@@ -94,7 +98,9 @@ STATUSES = ("running", "complete", "pruned", "failed")
 #: how a center's value is read from its curve: at the exploration depth, or its last value
 CENTER_VALUES = ("depth", "last")
 _FINISHED = ("complete", "pruned", "failed")
-_STATE_FORMAT = "uvp-online-adacent/1"
+#: the state format (:mod:`uvp_plugins.contract`); version 1 is the only one written so far
+#: (states saved before ``params["guidance"]`` existed read as ``guidance=None``)
+STATE_FORMAT = StateFormat("uvp-online-adacent", 1)
 
 
 @dataclass(frozen=True)
@@ -144,6 +150,9 @@ class _Trial:
 class OnlineEnhancedAdaCent:
     """Online Enhanced-KCenter center selection (Bateni et al., Alg. 4 inside Alg. 8), ask/tell.
 
+    An ask/tell object of the core contract (:class:`uvp_plugins.contract.AskTell`): its state
+    is :data:`STATE_FORMAT` (``"uvp-online-adacent/1"``).
+
     Args:
         space: the search space (:class:`~uvp_plugins.space.SearchSpace`); ``None`` only with
             ``candidate_array``.
@@ -167,6 +176,9 @@ class OnlineEnhancedAdaCent:
             a surrogate of the values at the depth; ``None`` (default here): the paper's
             Enhanced-KCenter step at every trial.
     """
+
+    #: the format of :meth:`state_dict` (``"uvp-online-adacent/1"``)
+    STATE_FORMAT: ClassVar[StateFormat] = STATE_FORMAT
 
     def __init__(
         self,
@@ -591,10 +603,10 @@ class OnlineEnhancedAdaCent:
     # ------------------------------------------------------------ persistence
     def state_dict(self) -> dict[str, Any]:
         """Parameters and the told trials as plain data (JSON-serialisable when the keys and
-        configuration values are). The candidate mesh is not stored: it is rebuilt from the
-        parameters (Sobol with the same seed) or from the stored user candidates."""
-        return {
-            "format": _STATE_FORMAT,
+        configuration values are), format :data:`STATE_FORMAT` (``"uvp-online-adacent/1"``).
+        The candidate mesh is not stored: it is rebuilt from the parameters (Sobol with the same
+        seed) or from the stored user candidates."""
+        return STATE_FORMAT.stamp({
             "params": {
                 "maximize": self.maximize,
                 "n_candidates": self.n_candidates,
@@ -620,7 +632,7 @@ class OnlineEnhancedAdaCent:
                 }
                 for k, t in self._trials.items()
             ],
-        }
+        })
 
     @classmethod
     def from_state_dict(
@@ -629,9 +641,9 @@ class OnlineEnhancedAdaCent:
         space: SearchSpace | None = None,
         candidate_array: np.ndarray | None = None,
     ) -> OnlineEnhancedAdaCent:
-        """Rebuild from :meth:`state_dict` with the same ``space`` (or ``candidate_array``)."""
-        if state.get("format") != _STATE_FORMAT:
-            raise ValueError(f"state format must be {_STATE_FORMAT!r}, got {state.get('format')!r}")
+        """Rebuild from :meth:`state_dict` with the same ``space`` (or ``candidate_array``);
+        a state of another format is a ``ValueError`` naming ``"uvp-online-adacent/1"``."""
+        state = STATE_FORMAT.read(state)
         params = dict(state["params"])
         if params.get("guidance") is not None:
             params["guidance"] = Guidance.from_dict(params["guidance"])

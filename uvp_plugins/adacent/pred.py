@@ -87,7 +87,8 @@ each can be trusted (:mod:`uvp_plugins.adacent.reliability`):
 Every adapter takes this decision from here: Optuna's :class:`~optuna_ext.PredPruner` (which reads
 curves from the study's storage and calls :meth:`PredStoppingRule.should_stop`), Ray Tune's
 stopping scheduler (which keeps the curves in the rule itself: :meth:`PredStoppingRule.observe`,
-:meth:`PredStoppingRule.decide`, JSON state) and the offline allocators
+:meth:`PredStoppingRule.decide`, JSON state of format :data:`STATE_FORMAT`, ``"uvp-pred-rule/1"``)
+and the offline allocators
 (:func:`optimistic_prediction`).
 
 **From the pool to trials that run on their own.** The paper's ``max H_last`` runs over the
@@ -132,7 +133,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -146,6 +147,7 @@ from uvp_plugins.adacent.reliability import (
     rung_steps,
     value_at,
 )
+from uvp_plugins.contract import StateFormat
 from uvp_plugins.validation import check_bool, check_choice, check_float, check_int
 
 __all__ = [
@@ -186,7 +188,10 @@ ETA = 3.0
 #: do not, a curve's shape says as little)
 PRED_MIN_AGREEMENT = 0.5
 
-_STATE_FORMAT = "uvp-pred-rule/1"
+#: the state format (:mod:`uvp_plugins.contract`); version 1 is the only one written so far
+#: (its parameters grew with defaults: states saved before ``keep_fraction``, ``n_probes`` or
+#: ``calibrate`` existed read as ``None``, ``0`` and ``False``, the rule that wrote them)
+STATE_FORMAT = StateFormat("uvp-pred-rule", 1)
 
 
 def check_delta(delta: Any) -> float:
@@ -293,6 +298,9 @@ class PredStoppingRule:
     """Stop a trial when its optimistic prediction at ``max_resource`` cannot beat the best
     value another trial has reached (Bateni et al., Alg. 7 line 9, Alg. 8 line 11).
 
+    An observe/decide object of the core contract (:class:`uvp_plugins.contract.ObserveDecide`):
+    its state is :data:`STATE_FORMAT` (``"uvp-pred-rule/1"``).
+
     Args:
         max_resource: the full budget ``T``, an int ``>= 2``.
         delta: exploration fraction in ``(0, 1)``; no stop before step ``floor(delta T)``.
@@ -322,6 +330,9 @@ class PredStoppingRule:
     :meth:`observe` / :meth:`decide` with the curves kept here (:meth:`state_dict` is
     JSON-serialisable). :meth:`should_stop` is the issue-17 rule's stateless form.
     """
+
+    #: the format of :meth:`state_dict` (``"uvp-pred-rule/1"``)
+    STATE_FORMAT: ClassVar[StateFormat] = STATE_FORMAT
 
     def __init__(
         self,
@@ -629,9 +640,9 @@ class PredStoppingRule:
 
     # ------------------------------------------------------------- persistence
     def state_dict(self) -> dict[str, Any]:
-        """Parameters and observed curves as plain data (trial ids must be JSON keys: str)."""
-        return {
-            "format": _STATE_FORMAT,
+        """Parameters and observed curves as plain data (trial ids must be JSON keys: str),
+        format :data:`STATE_FORMAT` (``"uvp-pred-rule/1"``)."""
+        return STATE_FORMAT.stamp({
             "params": {
                 "max_resource": self.max_resource,
                 "delta": self.delta,
@@ -648,13 +659,13 @@ class PredStoppingRule:
                 [trial, self._last_step.get(trial, 0), [[s, v] for s, v in sorted(curve.items())]]
                 for trial, curve in self._curves.items()
             ],
-        }
+        })
 
     @classmethod
     def from_state_dict(cls, state: Mapping[str, Any]) -> PredStoppingRule:
-        """Rebuild a rule from :meth:`state_dict` (validated: bad states raise ``ValueError``)."""
-        if state.get("format") != _STATE_FORMAT:
-            raise ValueError(f"state format must be {_STATE_FORMAT!r}, got {state.get('format')!r}")
+        """Rebuild a rule from :meth:`state_dict` (validated: bad states raise ``ValueError``;
+        a state of another format names ``"uvp-pred-rule/1"``)."""
+        state = STATE_FORMAT.read(state)
         # a state saved before the cut, the probe phase or the calibrated rule existed was made
         # without it
         rule = cls(**{"keep_fraction": None, "n_probes": 0, "calibrate": False, **state["params"]})

@@ -24,7 +24,7 @@ sampler tomorrow):
   evaluation). A retired arm's observations keep counting in the statistics (they are part of
   the rewards' min-max scaling and of ``t``).
 * :meth:`~CashBandit.state_dict` / :meth:`~CashBandit.from_state_dict` -- the whole state as
-  versioned JSON (format ``"uvp-cash-bandit/1"``): the policy's state (observations, pending
+  versioned JSON (format :data:`STATE_FORMAT`, ``"uvp-cash-bandit/1"``): the policy's state (observations, pending
   pulls, burn-in; policy state version 2, version 1 still read), the retired arms and the crash
   streaks.
 
@@ -81,9 +81,10 @@ import math
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from uvp_plugins.bandits.policies import POLICIES, IndexPolicy, policy_from_state_dict
+from uvp_plugins.contract import StateFormat
 from uvp_plugins.validation import check_choice, check_float, check_int
 
 __all__ = [
@@ -98,7 +99,10 @@ __all__ = [
     "paper_design_size",
 ]
 
-_STATE_FORMAT = "uvp-cash-bandit/1"
+#: the state format (:mod:`uvp_plugins.contract`); version 1 is the only one written so far
+#: (the policy's part carries its own ``"version"``, read by
+#: :func:`~uvp_plugins.bandits.policies.policy_from_state_dict`: 2 now, 1 still read)
+STATE_FORMAT = StateFormat("uvp-cash-bandit", 1)
 
 #: why an arm is no longer offered: its HPO has nothing new, or it crashed too often in a row
 RETIRE_REASONS = ("exhausted", "crashed")
@@ -276,6 +280,9 @@ class PullRecord:
 class CashBandit:
     """An index policy choosing among the available arms, with the crash rule and JSON state.
 
+    An ask/tell object of the core contract (:class:`uvp_plugins.contract.AskTell`): its state
+    is :data:`STATE_FORMAT` (``"uvp-cash-bandit/1"``).
+
     Args:
         n_arms: number of arms (model classes) ``K >= 1``; arms are ``0 .. K-1``.
         policy: a policy name of :data:`uvp_plugins.bandits.POLICIES` (``"MaxUCB"``,
@@ -289,6 +296,9 @@ class CashBandit:
 
     See the module docstring for the rules and an example.
     """
+
+    #: the format of :meth:`state_dict` (``"uvp-cash-bandit/1"``)
+    STATE_FORMAT: ClassVar[StateFormat] = STATE_FORMAT
 
     def __init__(
         self,
@@ -516,14 +526,14 @@ class CashBandit:
 
     # ------------------------------------------------------------ persistence
     def state_dict(self) -> dict[str, Any]:
-        """The complete state as JSON-serialisable data (format ``"uvp-cash-bandit/1"``)."""
-        return {
-            "format": _STATE_FORMAT,
+        """The complete state as JSON-serialisable data (format :data:`STATE_FORMAT`,
+        ``"uvp-cash-bandit/1"``)."""
+        return STATE_FORMAT.stamp({
             "max_consecutive_crashes": self.max_consecutive_crashes,
             "policy": self._policy.state_dict(),
             "retired": list(self._retired),
             "crash_streak": list(self._crash_streak),
-        }
+        })
 
     @classmethod
     def from_state_dict(cls, state: dict[str, Any]) -> CashBandit:
@@ -531,8 +541,7 @@ class CashBandit:
         the error if it is invalid."""
         if not isinstance(state, dict):
             raise TypeError(f"state must be a dict (from state_dict()), got {type(state).__name__}")
-        if state.get("format") != _STATE_FORMAT:
-            raise ValueError(f"state format must be {_STATE_FORMAT!r}, got {state.get('format')!r}")
+        state = STATE_FORMAT.read(state)
         for key in ("max_consecutive_crashes", "policy", "retired", "crash_streak"):
             if key not in state:
                 raise ValueError(f"state is missing {key!r}")

@@ -14,7 +14,7 @@ mini-batch above ``batch_size``) AdamW with a one-cycle learning-rate schedule p
 clipping, for a fixed number of parameter updates ``n_steps``.
 
 State: :meth:`TobitEnsemble.state_dict` is the model as versioned JSON (format
-``"uvp-tobit-ensemble/1"``: the constructor's parameters and, once fitted, the network weights
+:data:`STATE_FORMAT`, ``"uvp-tobit-ensemble/1"``: the constructor's parameters and, once fitted, the network weights
 and the input/target scalings), restored by :meth:`TobitEnsemble.from_state_dict` to a model
 whose predictions are bit for bit the same (the float32 weights survive the JSON round trip
 exactly).
@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -33,10 +33,12 @@ from numpy.typing import ArrayLike, NDArray
 from uvp_plugins.censored.instances import marginal_over_instances, pair_rows
 from uvp_plugins.censored.mlp import AdamW, MLPEnsembleNet, softplus
 from uvp_plugins.censored.tobit import tobit_nll_grad
+from uvp_plugins.contract import StateFormat
 
 __all__ = ["TobitEnsemble"]
 
-_STATE_FORMAT = "uvp-tobit-ensemble/1"
+#: the state format (:mod:`uvp_plugins.contract`); version 1 is the only one written so far
+STATE_FORMAT = StateFormat("uvp-tobit-ensemble", 1)
 
 
 def _check_positive_int(name: str, value: int) -> int:
@@ -56,6 +58,10 @@ def _check_positive_float(name: str, value: float, allow_zero: bool = False) -> 
 class TobitEnsemble:
     """Ensemble of MLPs with a mean and a softplus standard-deviation head, trained with the
     Tobit loss (Eq. 4) on right-censored data.
+
+    A model of the core contract with persistent state (:class:`uvp_plugins.contract.Persistent`;
+    it is fitted and asked for predictions, not driven by ask/tell): its state is
+    :data:`STATE_FORMAT` (``"uvp-tobit-ensemble/1"``).
 
     Example:
         >>> import numpy as np
@@ -94,6 +100,9 @@ class TobitEnsemble:
             ValueError, or ``"gaussian"``: warn and fit the censoring values as exact.
         seed: seed of the initialisation and the mini-batch order; equal seeds give equal fits.
     """
+
+    #: the format of :meth:`state_dict` (``"uvp-tobit-ensemble/1"``)
+    STATE_FORMAT: ClassVar[StateFormat] = STATE_FORMAT
 
     def __init__(
         self,
@@ -351,7 +360,8 @@ class TobitEnsemble:
         }
 
     def state_dict(self) -> dict[str, Any]:
-        """The model as JSON-serialisable data: parameters, and the fit if there is one."""
+        """The model as JSON-serialisable data: parameters, and the fit if there is one
+        (format :data:`STATE_FORMAT`, ``"uvp-tobit-ensemble/1"``)."""
         fit: dict[str, Any] | None = None
         if self._net is not None and self._x_low is not None and self._x_scale is not None:
             fit = {
@@ -368,7 +378,7 @@ class TobitEnsemble:
                     else self.train_loss_
                 ),
             }
-        return {"format": _STATE_FORMAT, "params": self._params(), "fit": fit}
+        return STATE_FORMAT.stamp({"params": self._params(), "fit": fit})
 
     @classmethod
     def from_state_dict(cls, state: dict[str, Any]) -> TobitEnsemble:
@@ -376,8 +386,7 @@ class TobitEnsemble:
         model's. Every field is checked and named in the error if it is invalid."""
         if not isinstance(state, dict):
             raise TypeError(f"state must be a dict (from state_dict()), got {type(state).__name__}")
-        if state.get("format") != _STATE_FORMAT:
-            raise ValueError(f"state format must be {_STATE_FORMAT!r}, got {state.get('format')!r}")
+        state = STATE_FORMAT.read(state)
         for key in ("params", "fit"):
             if key not in state:
                 raise ValueError(f"state is missing {key!r}")
