@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ray.tune.experiment import Trial
 from ray.tune.schedulers.trial_scheduler import FIFOScheduler, TrialScheduler
 
-from raytune_ext._journal import Journal
+from raytune_ext._journal import Journal, save_checkpoint_json
 from raytune_ext._ray_trials import restore_progress
 from raytune_ext._result_logs import row_key
 from raytune_ext._scheduler import _default_state_path
@@ -377,10 +377,7 @@ class PredStoppingScheduler(SearchPropertiesMixin, FIFOScheduler):
 
     def save(self, checkpoint_path: str) -> None:
         """Write :meth:`state_dict` as JSON to ``checkpoint_path`` (``TrialScheduler.save``)."""
-        tmp = f"{checkpoint_path}.tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(self.state_dict(), fh)
-        os.replace(tmp, checkpoint_path)
+        save_checkpoint_json(checkpoint_path, self.state_dict())
 
     def restore(self, checkpoint_path: str) -> None:
         """Load a state written by :meth:`save` (``TrialScheduler.restore``). Its parameters
