@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -19,6 +18,7 @@ from typing import Any
 import numpy as np
 from ray.tune.search import UNDEFINED_METRIC_MODE, UNDEFINED_SEARCH_SPACE, Searcher
 
+from raytune_ext._journal import save_checkpoint_json
 from raytune_ext._ray_space import RaySpace
 from raytune_ext._search_properties import check_step_attr
 from uvp_plugins.adacent.guidance import Guidance
@@ -396,10 +396,7 @@ class EnhancedAdaCentSearch(Searcher):
 
     def save(self, checkpoint_path: str) -> None:
         """Write the searcher's state as JSON to ``checkpoint_path`` (atomically)."""
-        tmp = f"{checkpoint_path}.tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(self._state(), f)
-        os.replace(tmp, checkpoint_path)
+        save_checkpoint_json(checkpoint_path, self._state())
 
     def restore(self, checkpoint_path: str) -> None:
         """Read the state :meth:`save` wrote; the search continues where it stopped."""

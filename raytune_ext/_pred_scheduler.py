@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING, Any
 from ray.tune.experiment import Trial
 from ray.tune.schedulers.trial_scheduler import FIFOScheduler, TrialScheduler
 
-from raytune_ext._journal import Journal
+from raytune_ext._journal import Journal, save_checkpoint_json
 from raytune_ext._ray_trials import restore_progress
 from raytune_ext._result_logs import row_key
 from raytune_ext._scheduler import _default_state_path
 from raytune_ext._search_properties import (
+    SearchPropertiesMixin,
     check_result_keys,
     check_step_attr,
-    merge_search_properties,
     missing_metric_or_mode,
     total_trials,
 )
@@ -60,7 +60,7 @@ _STATE_FORMAT = "uvp-ray-pred-scheduler/1"
 _COMPACT_EVERY = 20_000
 
 
-class PredStoppingScheduler(FIFOScheduler):
+class PredStoppingScheduler(SearchPropertiesMixin, FIFOScheduler):
     """Stop a trial when its optimistic learning-curve prediction at ``max_t`` cannot beat the best
     value another trial has reached: the Pred rule of AdaCent / Enhanced-AdaCent (Bateni et al.,
     *Budget Allocation for Unknown Value Functions in a Lipschitz Space*, Alg. 7 line 9 and Alg. 8
@@ -273,14 +273,9 @@ class PredStoppingScheduler(FIFOScheduler):
         return state
 
     # ------------------------------------------------------------------ Ray API
-    def set_search_properties(self, metric: str | None, mode: str | None, **spec: Any) -> bool:
-        merged = merge_search_properties((self._metric, self._mode), metric, mode)
-        if merged is None:
-            return False
-        self._metric, self._mode = merged
+    def _search_properties_changed(self) -> None:
         if self._mode:
             self._rule.mode = self._mode
-        return True
 
     def on_trial_add(self, tune_controller: TuneController, trial: Trial) -> None:
         self._ensure_started(trial, tune_controller)
@@ -382,10 +377,7 @@ class PredStoppingScheduler(FIFOScheduler):
 
     def save(self, checkpoint_path: str) -> None:
         """Write :meth:`state_dict` as JSON to ``checkpoint_path`` (``TrialScheduler.save``)."""
-        tmp = f"{checkpoint_path}.tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(self.state_dict(), fh)
-        os.replace(tmp, checkpoint_path)
+        save_checkpoint_json(checkpoint_path, self.state_dict())
 
     def restore(self, checkpoint_path: str) -> None:
         """Load a state written by :meth:`save` (``TrialScheduler.restore``). Its parameters

@@ -96,6 +96,7 @@ from smac.scenario import Scenario
 
 from smac_ext._atomic import AtomicSaveMixin, repair_output_directory, write_json_atomic
 from smac_ext._cash_space import plain_config
+from smac_ext._scenario import check_intensifier_scenario
 from uvp_plugins.hyperband import VARIANTS, HyperbandSchedule, IterativeDeepeningHyperband, Job
 from uvp_plugins.hyperband.real_budgets import (
     RealBudgetUnits,
@@ -194,14 +195,9 @@ class IterativeDeepeningHyperbandIntensifier(AtomicSaveMixin, SuccessiveHalving)
         max_incumbents: int = 10,
         seed: int | None = None,
     ) -> None:
-        if not isinstance(scenario, Scenario):
-            raise TypeError(f"scenario must be a smac.Scenario, got {type(scenario).__name__}")
-        if scenario.count_objectives() != 1:
-            raise ValueError("IterativeDeepeningHyperbandIntensifier supports single-objective "
-                             f"scenarios only (got objectives={scenario.objectives!r})")
-        if scenario.instances is not None:
-            raise ValueError("IterativeDeepeningHyperbandIntensifier uses budgets, not instances "
-                             "(scenario.instances must be None)")
+        check_intensifier_scenario(
+            "IterativeDeepeningHyperbandIntensifier", scenario, "uses budgets, not instances"
+        )
         if scenario.min_budget is None or scenario.max_budget is None:
             raise ValueError("IterativeDeepeningHyperbandIntensifier needs budgets: set "
                              "Scenario(min_budget=..., max_budget=...), got min_budget="
