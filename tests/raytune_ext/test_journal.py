@@ -252,9 +252,10 @@ STATES = Path(__file__).resolve().parent / "states"
 
 @pytest.mark.parametrize("stored", sorted(STATES.glob("uvp-ray-idhb-scheduler.v*")), ids=lambda p: p.name)
 def test_a_journal_written_by_an_earlier_version_loads_with_nothing_lost(tmp_path, stored) -> None:
-    """A journal (snapshot, log, archive) stored as an earlier release wrote it - version 3 with
-    an integer ``"version"`` key - loads to the state and rows that release loaded
-    (``loaded.json``, made by it), goes on, and is written in the current format."""
+    """A journal (snapshot, log, archive) stored as an earlier release wrote it - versions 2
+    (rung records ``"r"`` without rows) and 3, with an integer ``"version"`` key - loads to the
+    state (and, from version 3, the rows) that release loaded (``loaded.json``, made by it), goes
+    on, and is written in the current format."""
     for f in stored.iterdir():
         if f.name != "loaded.json":
             shutil.copy(f, tmp_path / f.name)
@@ -269,7 +270,8 @@ def test_a_journal_written_by_an_earlier_version_loads_with_nothing_lost(tmp_pat
     assert expected["state"].pop("version", None) in (version, None)
     expected["state"].pop("format", None)
     assert state == expected["state"]
-    assert json.loads(json.dumps(run.rows)) == expected["rows"]
+    if "rows" in expected:
+        assert json.loads(json.dumps(run.rows)) == expected["rows"]
 
     _drive(run, np.random.default_rng(1), 20)  # it goes on: the new records follow the old
     run.flush()
