@@ -15,7 +15,7 @@ import logging
 import math
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ray.tune.experiment import Trial
 from ray.tune.schedulers.trial_scheduler import FIFOScheduler, TrialScheduler
@@ -38,6 +38,7 @@ from uvp_plugins.adacent.pred import (
     TAIL_FRACTION,
     PredStoppingRule,
 )
+from uvp_plugins.contract import StateFormat
 from uvp_plugins.validation import (
     check_bool,
     check_int,
@@ -55,7 +56,9 @@ logger = logging.getLogger(__name__)
 #: name of the scheduler's state inside the experiment directory (snapshot; its log of later
 #: records is ``pred_scheduler.state.log<generation>``; not ``*.json``, see the journal)
 PRED_STATE_FILE_NAME = "pred_scheduler.state"
-_STATE_FORMAT = "uvp-ray-pred-scheduler/1"
+#: the format of the scheduler's state (:mod:`uvp_plugins.contract`); version 1 is the only
+#: one written so far
+STATE_FORMAT = StateFormat("uvp-ray-pred-scheduler", 1)
 #: records after which the journal is compacted into a new snapshot
 _COMPACT_EVERY = 20_000
 
@@ -189,6 +192,9 @@ class PredStoppingScheduler(SearchPropertiesMixin, FIFOScheduler):
         fsync: ``fsync`` every journal record (survives a machine crash, costs a disk flush per
             result); by default records survive a killed process only.
     """
+
+    #: the format of its state (``save``/``restore`` and the journal)
+    STATE_FORMAT: ClassVar[StateFormat] = STATE_FORMAT
 
     # decisions are taken per result, in the order Ray reports them
     _supports_buffered_results = False
@@ -366,14 +372,13 @@ class PredStoppingScheduler(SearchPropertiesMixin, FIFOScheduler):
     def state_dict(self) -> dict[str, Any]:
         """JSON-serialisable state: the core rule's ``state_dict`` (the observed curves), the
         scheduler's parameters, the trials in the order Ray added them and the stops."""
-        return {
-            "format": _STATE_FORMAT,
+        return STATE_FORMAT.stamp({
             "params": self._params(),
             "rule": self._rule.state_dict(),
             "trials": list(self._added),
             "stopped": dict(self._stopped),
             "ended": sorted(self._ended),
-        }
+        })
 
     def save(self, checkpoint_path: str) -> None:
         """Write :meth:`state_dict` as JSON to ``checkpoint_path`` (``TrialScheduler.save``)."""
@@ -432,8 +437,7 @@ class PredStoppingScheduler(SearchPropertiesMixin, FIFOScheduler):
     ) -> None:
         """Continue ``state`` (a snapshot) and the ``records`` journaled after it; ``archived``
         (the records of compacted logs) only gives result rows."""
-        if state.get("format") != _STATE_FORMAT:
-            raise ValueError(f"state format must be {_STATE_FORMAT!r}, got {state.get('format')!r}")
+        state = STATE_FORMAT.read(state)
         # the rule as saved (a state from before a parameter existed reads as made without it)
         rule = PredStoppingRule.from_state_dict(state["rule"])
         mine = {**self._params(), **self._rule.state_dict()["params"]}

@@ -85,7 +85,7 @@ import logging
 import math
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ConfigSpace import Configuration, ConfigurationSpace
 from smac.callback.callback import Callback
@@ -97,6 +97,7 @@ from smac.scenario import Scenario
 from smac_ext._atomic import AtomicSaveMixin, repair_output_directory, write_json_atomic
 from smac_ext._cash_space import plain_config
 from smac_ext._scenario import check_intensifier_scenario
+from uvp_plugins.contract import StateFormat
 from uvp_plugins.hyperband import VARIANTS, HyperbandSchedule, IterativeDeepeningHyperband, Job
 from uvp_plugins.hyperband.real_budgets import (
     RealBudgetUnits,
@@ -109,7 +110,9 @@ __all__ = ["IterativeDeepeningHyperbandIntensifier", "hyperband_trials"]
 
 logger = logging.getLogger(__name__)
 
-_STATE_FORMAT = "uvp-smac-idhb/1"
+#: the format of the intensifier's state in ``intensifier.json`` (:mod:`uvp_plugins.contract`);
+#: version 1 is the only one written so far
+STATE_FORMAT = StateFormat("uvp-smac-idhb", 1)
 
 #: Scenario fields a continued run may change (everything else must equal the stored run's)
 _CONTINUABLE_FIELDS = ("max_budget", "n_trials", "walltime_limit", "cputime_limit")
@@ -183,6 +186,9 @@ class IterativeDeepeningHyperbandIntensifier(AtomicSaveMixin, SuccessiveHalving)
         >>> smac.runhistory.finished, intensifier.idhb.ledger.full_charge
         (69, 423)
     """
+
+    #: the format of its state (``get_state``/``set_state``)
+    STATE_FORMAT: ClassVar[StateFormat] = STATE_FORMAT
 
     def __init__(
         self,
@@ -279,13 +285,13 @@ class IterativeDeepeningHyperbandIntensifier(AtomicSaveMixin, SuccessiveHalving)
         self._adopt: list[dict[str, Any]] = []
 
     def get_state(self) -> dict[str, Any]:
-        """JSON state: the budget map and the core ID-HB state (format ``uvp-smac-idhb/1``)."""
-        return {
-            "format": _STATE_FORMAT,
+        """JSON state: the budget map and the core ID-HB state (format :data:`STATE_FORMAT`,
+        ``uvp-smac-idhb/1``)."""
+        return STATE_FORMAT.stamp({
             "min_budget": _budget(self._scenario, "min_budget"),
             "unit": self._units.unit,
             "idhb": self._core.state_dict(),
-        }
+        })
 
     def set_state(self, state: dict[str, Any]) -> None:
         """Restore :meth:`get_state` output (e.g. from ``intensifier.json`` on a restart) and
@@ -298,9 +304,11 @@ class IterativeDeepeningHyperbandIntensifier(AtomicSaveMixin, SuccessiveHalving)
         """
         if not state:
             return
-        if state.get("format") != _STATE_FORMAT:
-            raise ValueError(f"intensifier state format must be {_STATE_FORMAT!r} (an "
-                             f"IterativeDeepeningHyperbandIntensifier run), got {state.get('format')!r}")
+        try:
+            state = STATE_FORMAT.read(state)
+        except ValueError as exc:
+            raise ValueError(f"intensifier.json holds no IterativeDeepeningHyperbandIntensifier "
+                             f"run: {exc}") from None
         core = IterativeDeepeningHyperband.from_state_dict(state["idhb"])
         if core.eta != self._eta or core.variant != self._variant:
             raise ValueError(f"the run was made with eta={core.eta}, variant={core.variant!r}; "
@@ -529,7 +537,9 @@ def _accept_larger_max_budget(scenario: Scenario, eta: int, variant: str) -> Non
     except (OSError, ValueError):
         return  # SMAC reports unreadable files itself
     state = intensifier.get("state", {})
-    if not isinstance(state, dict) or state.get("format") != _STATE_FORMAT:
+    try:
+        STATE_FORMAT.version_of(state)
+    except ValueError:
         return  # not an ID-HB run: SMAC decides
     new = Scenario.make_serializable(scenario)
     new.pop("_meta", None)
