@@ -17,6 +17,7 @@ from optuna.trial import FrozenTrial, TrialState
 
 from optuna_ext._idhb_replay import (
     RECORD_ATTR,
+    RECORD_FORMAT,
     REENTRY_ATTR,
     Replay,
     StudyParams,
@@ -41,7 +42,6 @@ logger = logging.getLogger(__name__)
 _POLL_SECONDS = 0.2
 #: a trial without work waits at most this long for running trials to free work
 _MAX_WAIT_SECONDS = 120.0
-_RECORD_VERSION = 1
 
 
 class IterativeDeepeningHyperbandPruner(BasePruner):
@@ -440,8 +440,7 @@ class IterativeDeepeningHyperbandPruner(BasePruner):
         spare: bool = False,
         rejected: bool = False,
     ) -> None:
-        record: dict[str, Any] = dict(me.record or {})
-        record["v"] = _RECORD_VERSION
+        record: dict[str, Any] = RECORD_FORMAT.stamp(me.record or {})
         if params is not None:
             record.update(
                 R0=params.initial_max_resource,
@@ -454,12 +453,12 @@ class IterativeDeepeningHyperbandPruner(BasePruner):
         if spare:
             record["spare"] = True
         if rejected:
-            record = {"v": _RECORD_VERSION, "rejected": True}
+            record = RECORD_FORMAT.stamp({"rejected": True})
         study._storage.set_trial_system_attr(me.trial_id, RECORD_ATTR, record)
         me.record = record
 
     def _claim(self, study: Study, me: TrialFacts, job: Job) -> None:
-        record = dict(me.record or {})
+        record = RECORD_FORMAT.stamp(me.record or {})
         record["claims"] = [*record.get("claims", []), int(job.rung)]
         study._storage.set_trial_system_attr(me.trial_id, RECORD_ATTR, record)
         me.record = record

@@ -41,10 +41,12 @@ from typing import Any
 
 from optuna.trial import FrozenTrial, TrialState
 
+from uvp_plugins.contract import StateFormat
 from uvp_plugins.hyperband import IterativeDeepeningHyperband, Job
 
 __all__ = [
     "RECORD_ATTR",
+    "RECORD_FORMAT",
     "REENTRY_ATTR",
     "RETRY_ATTR",
     "StudyParams",
@@ -60,6 +62,12 @@ __all__ = [
 #: the study's ID-HB parameters, the rungs it continued into in place (``claims``), ``spare``
 #: (had no work) or ``rejected`` (the pruner's arguments did not match the study)
 RECORD_ATTR = "idhb:trial"
+#: the format of that record (:mod:`uvp_plugins.contract`). Version 1 carried an integer
+#: ``"v": 1`` instead of the ``"format"`` tag (still read: its keys are version 2's); version
+#: 2 is the same record under the tag.
+RECORD_FORMAT = StateFormat(
+    "uvp-optuna-idhb-trial", 2, upgrades={1: lambda record: record}, legacy_key="v"
+)
 #: system attribute of a re-entry trial, set when the pruner enqueues it:
 #: ``{"config": <number of the configuration's first trial>, "rung": <rung index>}``
 REENTRY_ATTR = "idhb:reentry"
@@ -126,7 +134,7 @@ def trial_facts(trial: FrozenTrial, values: Mapping[int, float] | None = None) -
     """The replay's view of ``trial`` (``values`` overrides its intermediate values)."""
     attrs = trial.system_attrs
     record = attrs.get(RECORD_ATTR)
-    record = record if isinstance(record, Mapping) else None
+    record = RECORD_FORMAT.read(record) if isinstance(record, Mapping) else None
     reentry = attrs.get(REENTRY_ATTR)
     if record is not None and (record.get("spare") or record.get("rejected")):
         kind, config, start = "excluded", None, 0

@@ -11,19 +11,20 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from ray.tune.search import UNDEFINED_METRIC_MODE, UNDEFINED_SEARCH_SPACE, Searcher
 
+from raytune_ext._journal import save_checkpoint_json
 from raytune_ext._ray_space import RaySpace
 from raytune_ext._search_properties import check_step_attr
 from uvp_plugins.adacent.guidance import Guidance
 from uvp_plugins.adacent.online import OnlineEnhancedAdaCent, check_epsilon
 from uvp_plugins.adacent.pred import DELTA, check_delta
+from uvp_plugins.contract import StateFormat
 from uvp_plugins.validation import (
     check_bool,
     check_choice,
@@ -35,7 +36,9 @@ from uvp_plugins.validation import (
 
 __all__ = ["EnhancedAdaCentSearch"]
 
-_STATE_FORMAT = "uvp-ray-adacent-search/1"
+#: the format of the searcher's checkpoint (:mod:`uvp_plugins.contract`); version 1 is the
+#: only one written so far
+STATE_FORMAT = StateFormat("uvp-ray-adacent-search", 1)
 _MODES = ("min", "max")
 
 
@@ -140,6 +143,9 @@ class EnhancedAdaCentSearch(Searcher):
         guidance: exploitation settings (:class:`uvp_plugins.adacent.guidance.Guidance`; default
             ``Guidance()``, as the Optuna sampler), or ``None`` for the paper's sampler.
     """
+
+    #: the format of its checkpoint (``save``/``restore``)
+    STATE_FORMAT: ClassVar[StateFormat] = STATE_FORMAT
 
     def __init__(
         self,
@@ -383,8 +389,7 @@ class EnhancedAdaCentSearch(Searcher):
     def _state(self) -> dict[str, Any]:
         if self._engine is None and self._pending_state is not None:
             return self._pending_state
-        return {
-            "format": _STATE_FORMAT,
+        return STATE_FORMAT.stamp({
             "space": None if self._rspace is None else self._rspace.to_json(),
             "metric": self._metric,
             "mode": self._mode,
@@ -392,24 +397,22 @@ class EnhancedAdaCentSearch(Searcher):
             "points_to_evaluate": self._points,
             "live": {t: [[s, v] for s, v in sorted(c.items())] for t, c in self._live.items()},
             "engine": None if self._engine is None else self._engine.state_dict(),
-        }
+        })
 
     def save(self, checkpoint_path: str) -> None:
         """Write the searcher's state as JSON to ``checkpoint_path`` (atomically)."""
-        tmp = f"{checkpoint_path}.tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(self._state(), f)
-        os.replace(tmp, checkpoint_path)
+        save_checkpoint_json(checkpoint_path, self._state())
 
     def restore(self, checkpoint_path: str) -> None:
         """Read the state :meth:`save` wrote; the search continues where it stopped."""
         with open(checkpoint_path, encoding="utf-8") as f:
             state = json.load(f)
-        if not isinstance(state, dict) or state.get("format") != _STATE_FORMAT:
+        try:
+            state = STATE_FORMAT.read(state)
+        except ValueError as exc:
             raise ValueError(
-                f"{checkpoint_path!r} is not an EnhancedAdaCentSearch checkpoint "
-                f"(format {_STATE_FORMAT!r})"
-            )
+                f"{checkpoint_path!r} is not an EnhancedAdaCentSearch checkpoint: {exc}"
+            ) from None
         self._metric = self._metric or state["metric"]
         self._mode = self._mode or state["mode"]
         self._seed = int(state["seed"])

@@ -77,7 +77,7 @@ try:  # the ``ray`` extra installs it; without it every record takes the standar
 except ImportError:
     _orjson = None  # type: ignore[assignment]
 
-__all__ = ["Journal", "JournalError", "jsonable", "record_line"]
+__all__ = ["Journal", "JournalError", "jsonable", "record_line", "save_checkpoint_json"]
 
 _GENERATION = "generation"
 _ARCHIVE_SIZE = "archive_size"
@@ -436,6 +436,15 @@ def _fsync_dir(directory: str) -> None:
 #: exact types whose JSON text ``orjson`` and the standard library agree on (finite floats)
 _PLAIN = frozenset((str, int, float, bool, type(None)))
 _ORJSON_LINE = 0 if _orjson is None else _orjson.OPT_APPEND_NEWLINE
+
+
+def save_checkpoint_json(path: str, state: Any) -> None:
+    """Ray's ``save(checkpoint_path)`` of a scheduler or searcher: ``state`` as JSON, written to
+    ``path + ".tmp"`` and moved over ``path`` (a reader sees the old or the new file, whole)."""
+    tmp = f"{path}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(state, fh)
+    os.replace(tmp, path)
 
 
 def record_line(record: list[Any]) -> bytes:

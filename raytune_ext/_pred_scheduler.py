@@ -15,19 +15,19 @@ import logging
 import math
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ray.tune.experiment import Trial
 from ray.tune.schedulers.trial_scheduler import FIFOScheduler, TrialScheduler
 
-from raytune_ext._journal import Journal
+from raytune_ext._journal import Journal, save_checkpoint_json
 from raytune_ext._ray_trials import restore_progress
 from raytune_ext._result_logs import row_key
 from raytune_ext._scheduler import _default_state_path
 from raytune_ext._search_properties import (
+    SearchPropertiesMixin,
     check_result_keys,
     check_step_attr,
-    merge_search_properties,
     missing_metric_or_mode,
     total_trials,
 )
@@ -38,6 +38,7 @@ from uvp_plugins.adacent.pred import (
     TAIL_FRACTION,
     PredStoppingRule,
 )
+from uvp_plugins.contract import StateFormat
 from uvp_plugins.validation import (
     check_bool,
     check_int,
@@ -55,12 +56,14 @@ logger = logging.getLogger(__name__)
 #: name of the scheduler's state inside the experiment directory (snapshot; its log of later
 #: records is ``pred_scheduler.state.log<generation>``; not ``*.json``, see the journal)
 PRED_STATE_FILE_NAME = "pred_scheduler.state"
-_STATE_FORMAT = "uvp-ray-pred-scheduler/1"
+#: the format of the scheduler's state (:mod:`uvp_plugins.contract`); version 1 is the only
+#: one written so far
+STATE_FORMAT = StateFormat("uvp-ray-pred-scheduler", 1)
 #: records after which the journal is compacted into a new snapshot
 _COMPACT_EVERY = 20_000
 
 
-class PredStoppingScheduler(FIFOScheduler):
+class PredStoppingScheduler(SearchPropertiesMixin, FIFOScheduler):
     """Stop a trial when its optimistic learning-curve prediction at ``max_t`` cannot beat the best
     value another trial has reached: the Pred rule of AdaCent / Enhanced-AdaCent (Bateni et al.,
     *Budget Allocation for Unknown Value Functions in a Lipschitz Space*, Alg. 7 line 9 and Alg. 8
@@ -190,6 +193,9 @@ class PredStoppingScheduler(FIFOScheduler):
             result); by default records survive a killed process only.
     """
 
+    #: the format of its state (``save``/``restore`` and the journal)
+    STATE_FORMAT: ClassVar[StateFormat] = STATE_FORMAT
+
     # decisions are taken per result, in the order Ray reports them
     _supports_buffered_results = False
 
@@ -273,14 +279,9 @@ class PredStoppingScheduler(FIFOScheduler):
         return state
 
     # ------------------------------------------------------------------ Ray API
-    def set_search_properties(self, metric: str | None, mode: str | None, **spec: Any) -> bool:
-        merged = merge_search_properties((self._metric, self._mode), metric, mode)
-        if merged is None:
-            return False
-        self._metric, self._mode = merged
+    def _search_properties_changed(self) -> None:
         if self._mode:
             self._rule.mode = self._mode
-        return True
 
     def on_trial_add(self, tune_controller: TuneController, trial: Trial) -> None:
         self._ensure_started(trial, tune_controller)
@@ -371,21 +372,17 @@ class PredStoppingScheduler(FIFOScheduler):
     def state_dict(self) -> dict[str, Any]:
         """JSON-serialisable state: the core rule's ``state_dict`` (the observed curves), the
         scheduler's parameters, the trials in the order Ray added them and the stops."""
-        return {
-            "format": _STATE_FORMAT,
+        return STATE_FORMAT.stamp({
             "params": self._params(),
             "rule": self._rule.state_dict(),
             "trials": list(self._added),
             "stopped": dict(self._stopped),
             "ended": sorted(self._ended),
-        }
+        })
 
     def save(self, checkpoint_path: str) -> None:
         """Write :meth:`state_dict` as JSON to ``checkpoint_path`` (``TrialScheduler.save``)."""
-        tmp = f"{checkpoint_path}.tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(self.state_dict(), fh)
-        os.replace(tmp, checkpoint_path)
+        save_checkpoint_json(checkpoint_path, self.state_dict())
 
     def restore(self, checkpoint_path: str) -> None:
         """Load a state written by :meth:`save` (``TrialScheduler.restore``). Its parameters
@@ -440,8 +437,7 @@ class PredStoppingScheduler(FIFOScheduler):
     ) -> None:
         """Continue ``state`` (a snapshot) and the ``records`` journaled after it; ``archived``
         (the records of compacted logs) only gives result rows."""
-        if state.get("format") != _STATE_FORMAT:
-            raise ValueError(f"state format must be {_STATE_FORMAT!r}, got {state.get('format')!r}")
+        state = STATE_FORMAT.read(state)
         # the rule as saved (a state from before a parameter existed reads as made without it)
         rule = PredStoppingRule.from_state_dict(state["rule"])
         mine = {**self._params(), **self._rule.state_dict()["params"]}

@@ -43,12 +43,27 @@ from collections.abc import Mapping
 from typing import Any
 
 from raytune_ext._journal import Journal, JournalError, record_line
+from uvp_plugins.contract import StateFormat
 from uvp_plugins.hyperband import IterativeDeepeningHyperband, Job
 
-__all__ = ["RunState", "STATE_VERSION"]
+__all__ = ["RunState", "STATE_FORMAT"]
 
-STATE_VERSION = 3
-_READABLE_VERSIONS = (1, 2, 3)
+
+def _same_snapshot(state: dict[str, Any]) -> dict[str, Any]:
+    """Versions 1-3 differ from the next in their log records only (read by every version),
+    and 1 lacks ``added`` and ``seen`` (read as empty): the snapshot itself reads as it is."""
+    return state
+
+
+#: the format of the snapshot (:mod:`uvp_plugins.contract`). Versions 1-3 were written with an
+#: integer ``"version"`` key instead of the ``"format"`` tag (still read): 1 a state file without
+#: journal, 2 the journal, 3 result rows in the records; 4 is 3 under the tag.
+STATE_FORMAT = StateFormat(
+    "uvp-ray-idhb-scheduler",
+    4,
+    upgrades={1: _same_snapshot, 2: _same_snapshot, 3: _same_snapshot},
+    legacy_key="version",
+)
 #: record kinds that carry a result row (and where the row is in the record)
 _ROW_AT = {"c": 5, "R": 4, "h": 2}
 #: snapshot (compact) the journal after this many records: bounds the replay at a restart
@@ -250,8 +265,7 @@ class RunState:
             self.journal.write_snapshot(self.state_dict())
 
     def state_dict(self) -> dict[str, Any]:
-        return {
-            "version": STATE_VERSION,
+        return STATE_FORMAT.stamp({
             "params": self.params,
             "ladder": self.ladder,
             "level": self.level,
@@ -262,7 +276,7 @@ class RunState:
             "progress": self.progress,
             "consumed": self.consumed,
             "seen": self.seen,
-        }
+        })
 
     # ------------------------------------------------------------------ reading
     @classmethod
@@ -271,8 +285,10 @@ class RunState:
         parameters equal ``expected`` where given (a clear error names the first difference)."""
         state, records = journal.load()
         where = journal.path
-        if state.get("version") not in _READABLE_VERSIONS:
-            raise ValueError(f"unsupported IDHB scheduler state version in {where}")
+        try:
+            state = STATE_FORMAT.read(state)
+        except ValueError as err:
+            raise ValueError(f"{where} is not an IterativeDeepeningHyperBandScheduler state: {err}") from None
         params = state["params"]
         run = cls(
             IterativeDeepeningHyperband.from_state_dict(state["core"]),

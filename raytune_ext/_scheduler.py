@@ -32,9 +32,9 @@ from raytune_ext._ray_trials import prepare_held_trial, publish_result_logs, res
 from raytune_ext._result_logs import row_key
 from raytune_ext._run_state import RunState
 from raytune_ext._search_properties import (
+    SearchPropertiesMixin,
     check_result_keys,
     concurrency_cap,
-    merge_search_properties,
     missing_metric_or_mode,
     total_trials,
 )
@@ -87,7 +87,7 @@ def _ladder(max_t: int | Sequence[int], eta: int, start: int | None = None) -> l
     return deepening_ladder(max_t, eta, start, name="max_t", eta_name="reduction_factor")
 
 
-class IterativeDeepeningHyperBandScheduler(TrialScheduler):
+class IterativeDeepeningHyperBandScheduler(SearchPropertiesMixin, TrialScheduler):
     """Iterative-Deepening Hyperband (ID-HB) as a Ray Tune trial scheduler.
 
     Synchronous Hyperband brackets as in Ray's ``HyperBandScheduler``: a trial trains until its
@@ -304,13 +304,6 @@ class IterativeDeepeningHyperBandScheduler(TrialScheduler):
         return state
 
     # ------------------------------------------------------------------ Ray API
-    def set_search_properties(self, metric: str | None, mode: str | None, **spec: Any) -> bool:
-        merged = merge_search_properties((self._metric, self._mode), metric, mode)
-        if merged is None:
-            return False
-        self._metric, self._mode = merged
-        return True
-
     @_journaled
     def on_trial_add(self, tune_controller: TuneController, trial: Trial) -> None:
         if self._run is None:

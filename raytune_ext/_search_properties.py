@@ -32,6 +32,7 @@ __all__ = [
     "check_result_keys",
     "check_step_attr",
     "merge_search_properties",
+    "SearchPropertiesMixin",
     "missing_metric_or_mode",
     "concurrency_cap",
     "total_trials",
@@ -64,6 +65,27 @@ def merge_search_properties(
     if new_metric is None and new_mode:
         new_metric = DEFAULT_METRIC
     return new_metric, new_mode
+
+
+class SearchPropertiesMixin:
+    """Ray's ``set_search_properties`` for the schedulers of :mod:`raytune_ext`, written once:
+    :func:`merge_search_properties` decides, the scheduler keeps ``_metric`` and ``_mode``. List
+    it before Ray's base class; a scheduler that derives something from the mode overrides
+    :meth:`_search_properties_changed`."""
+
+    _metric: str | None
+    _mode: str | None
+
+    def set_search_properties(self, metric: str | None, mode: str | None, **spec: Any) -> bool:
+        merged = merge_search_properties((self._metric, self._mode), metric, mode)
+        if merged is None:
+            return False
+        self._metric, self._mode = merged
+        self._search_properties_changed()
+        return True
+
+    def _search_properties_changed(self) -> None:
+        """Called once Ray set ``metric``/``mode`` (nothing by default)."""
 
 
 def missing_metric_or_mode(scheduler: object, metric: str | None, mode: str | None) -> ValueError:

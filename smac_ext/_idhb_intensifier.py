@@ -85,7 +85,7 @@ import logging
 import math
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ConfigSpace import Configuration, ConfigurationSpace
 from smac.callback.callback import Callback
@@ -96,6 +96,8 @@ from smac.scenario import Scenario
 
 from smac_ext._atomic import AtomicSaveMixin, repair_output_directory, write_json_atomic
 from smac_ext._cash_space import plain_config
+from smac_ext._scenario import check_intensifier_scenario
+from uvp_plugins.contract import StateFormat
 from uvp_plugins.hyperband import VARIANTS, HyperbandSchedule, IterativeDeepeningHyperband, Job
 from uvp_plugins.hyperband.real_budgets import (
     RealBudgetUnits,
@@ -108,7 +110,9 @@ __all__ = ["IterativeDeepeningHyperbandIntensifier", "hyperband_trials"]
 
 logger = logging.getLogger(__name__)
 
-_STATE_FORMAT = "uvp-smac-idhb/1"
+#: the format of the intensifier's state in ``intensifier.json`` (:mod:`uvp_plugins.contract`);
+#: version 1 is the only one written so far
+STATE_FORMAT = StateFormat("uvp-smac-idhb", 1)
 
 #: Scenario fields a continued run may change (everything else must equal the stored run's)
 _CONTINUABLE_FIELDS = ("max_budget", "n_trials", "walltime_limit", "cputime_limit")
@@ -183,6 +187,9 @@ class IterativeDeepeningHyperbandIntensifier(AtomicSaveMixin, SuccessiveHalving)
         (69, 423)
     """
 
+    #: the format of its state (``get_state``/``set_state``)
+    STATE_FORMAT: ClassVar[StateFormat] = STATE_FORMAT
+
     def __init__(
         self,
         scenario: Scenario,
@@ -194,14 +201,9 @@ class IterativeDeepeningHyperbandIntensifier(AtomicSaveMixin, SuccessiveHalving)
         max_incumbents: int = 10,
         seed: int | None = None,
     ) -> None:
-        if not isinstance(scenario, Scenario):
-            raise TypeError(f"scenario must be a smac.Scenario, got {type(scenario).__name__}")
-        if scenario.count_objectives() != 1:
-            raise ValueError("IterativeDeepeningHyperbandIntensifier supports single-objective "
-                             f"scenarios only (got objectives={scenario.objectives!r})")
-        if scenario.instances is not None:
-            raise ValueError("IterativeDeepeningHyperbandIntensifier uses budgets, not instances "
-                             "(scenario.instances must be None)")
+        check_intensifier_scenario(
+            "IterativeDeepeningHyperbandIntensifier", scenario, "uses budgets, not instances"
+        )
         if scenario.min_budget is None or scenario.max_budget is None:
             raise ValueError("IterativeDeepeningHyperbandIntensifier needs budgets: set "
                              "Scenario(min_budget=..., max_budget=...), got min_budget="
@@ -283,13 +285,13 @@ class IterativeDeepeningHyperbandIntensifier(AtomicSaveMixin, SuccessiveHalving)
         self._adopt: list[dict[str, Any]] = []
 
     def get_state(self) -> dict[str, Any]:
-        """JSON state: the budget map and the core ID-HB state (format ``uvp-smac-idhb/1``)."""
-        return {
-            "format": _STATE_FORMAT,
+        """JSON state: the budget map and the core ID-HB state (format :data:`STATE_FORMAT`,
+        ``uvp-smac-idhb/1``)."""
+        return STATE_FORMAT.stamp({
             "min_budget": _budget(self._scenario, "min_budget"),
             "unit": self._units.unit,
             "idhb": self._core.state_dict(),
-        }
+        })
 
     def set_state(self, state: dict[str, Any]) -> None:
         """Restore :meth:`get_state` output (e.g. from ``intensifier.json`` on a restart) and
@@ -302,9 +304,11 @@ class IterativeDeepeningHyperbandIntensifier(AtomicSaveMixin, SuccessiveHalving)
         """
         if not state:
             return
-        if state.get("format") != _STATE_FORMAT:
-            raise ValueError(f"intensifier state format must be {_STATE_FORMAT!r} (an "
-                             f"IterativeDeepeningHyperbandIntensifier run), got {state.get('format')!r}")
+        try:
+            state = STATE_FORMAT.read(state)
+        except ValueError as exc:
+            raise ValueError(f"intensifier.json holds no IterativeDeepeningHyperbandIntensifier "
+                             f"run: {exc}") from None
         core = IterativeDeepeningHyperband.from_state_dict(state["idhb"])
         if core.eta != self._eta or core.variant != self._variant:
             raise ValueError(f"the run was made with eta={core.eta}, variant={core.variant!r}; "
@@ -533,7 +537,9 @@ def _accept_larger_max_budget(scenario: Scenario, eta: int, variant: str) -> Non
     except (OSError, ValueError):
         return  # SMAC reports unreadable files itself
     state = intensifier.get("state", {})
-    if not isinstance(state, dict) or state.get("format") != _STATE_FORMAT:
+    try:
+        STATE_FORMAT.version_of(state)
+    except ValueError:
         return  # not an ID-HB run: SMAC decides
     new = Scenario.make_serializable(scenario)
     new.pop("_meta", None)

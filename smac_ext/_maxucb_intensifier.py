@@ -132,6 +132,7 @@ from smac.scenario import Scenario
 
 from smac_ext._atomic import AtomicSaveMixin, repair_output_directory
 from smac_ext._cash_space import CashSpace, split_cash_space
+from smac_ext._scenario import check_intensifier_scenario
 from uvp_plugins.bandits import CASH_DESIGN, CASH_FLOOR, CashBandit, CashSettings, IndexPolicy
 
 __all__ = ["MaxUCBIntensifier"]
@@ -256,14 +257,7 @@ class MaxUCBIntensifier(AtomicSaveMixin, AbstractIntensifier):
         max_incumbents: int = 10,
         seed: int | None = None,
     ) -> None:
-        if not isinstance(scenario, Scenario):
-            raise TypeError(f"scenario must be a smac.Scenario, got {type(scenario).__name__}")
-        if scenario.count_objectives() != 1:
-            raise ValueError("MaxUCBIntensifier supports single-objective scenarios only "
-                             f"(got objectives={scenario.objectives!r})")
-        if scenario.instances is not None:
-            raise ValueError("MaxUCBIntensifier does not support instances (scenario.instances "
-                             "must be None)")
+        check_intensifier_scenario("MaxUCBIntensifier", scenario, "does not support instances")
         if scenario.adaptive_capping:
             raise ValueError("MaxUCBIntensifier does not support adaptive capping "
                              "(scenario.adaptive_capping must be False)")

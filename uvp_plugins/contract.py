@@ -31,6 +31,13 @@ core object                                    protocol                  state f
 ``censored.TobitEnsemble``                     state only (fit/predict)  ``uvp-tobit-ensemble``
 =============================================  ========================  =================
 
+The parts and adapters that persist state of their own name it the same way:
+``uvp-bandit-policy`` (an index policy, inside ``uvp-cash-bandit``), ``uvp-ray-idhb-scheduler``,
+``uvp-ray-pred-scheduler``, ``uvp-ray-adacent-search``, ``uvp-smac-idhb`` and
+``uvp-optuna-idhb-trial`` (the Optuna ID-HB pruner's record of a trial). Where an earlier
+release wrote an integer version key instead of the tag (``"version"``, ``"v"``), the
+format's ``legacy_key`` reads it.
+
 Example:
     >>> FORMAT = StateFormat("uvp-example", 2, upgrades={1: lambda s: {**s, "seed": 0}})
     >>> FORMAT.stamp({"seed": 3})

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -49,6 +49,9 @@ def _is_nan(value: Any) -> bool:
     return isinstance(value, (float, np.floating)) and math.isnan(value)
 
 
+_N = TypeVar("_N", int, float)
+
+
 def _check_name(name: object) -> str:
     if not isinstance(name, str) or not name:
         raise TypeError(f"parameter name must be a non-empty str, got {name!r}")
@@ -62,6 +65,14 @@ def _check_bounds(name: str, low: float, high: float, log: bool) -> None:
         raise ValueError(f"parameter {name!r}: expected low <= high, got low={low} > high={high}")
     if log and low <= 0:
         raise ValueError(f"parameter {name!r}: log=True needs low > 0, got low={low}")
+
+
+def _within(name: str, value: Any, v: _N, low: float, high: float) -> _N:
+    """``v`` (``value`` as the parameter's type) if it lies in ``[low, high]``, else the one
+    out-of-range message of every numeric parameter."""
+    if not (low <= v <= high):
+        raise ValueError(f"parameter {name!r}: {value!r} outside [{low}, {high}]")
+    return v
 
 
 def range_centre(
@@ -130,9 +141,7 @@ class FloatParam:
 
     def validate(self, value: Any) -> float:
         v = float(value)
-        if not (self.low <= v <= self.high):
-            raise ValueError(f"parameter {self.name!r}: {value!r} outside [{self.low}, {self.high}]")
-        return v
+        return _within(self.name, value, v, self.low, self.high)
 
 
 @dataclass(frozen=True)
@@ -170,9 +179,7 @@ class IntParam:
         if isinstance(value, bool) or int(value) != value:
             raise ValueError(f"parameter {self.name!r}: expected an int, got {value!r}")
         v = int(value)
-        if not (self.low <= v <= self.high):
-            raise ValueError(f"parameter {self.name!r}: {value!r} outside [{self.low}, {self.high}]")
-        return v
+        return _within(self.name, value, v, self.low, self.high)
 
 
 @dataclass(frozen=True)

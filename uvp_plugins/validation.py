@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import Any, TypeVar
 
 __all__ = [
@@ -63,13 +63,8 @@ def check_int(name: str, value: Any, low: int | None = None, high: int | None = 
 
 
 def _int_range(low: int | None, high: int | None) -> str:
-    if low is not None and high is not None:
-        return f"an int in [{low}, {high}]"
-    if low is not None:
-        return f"an int >= {low}"
-    if high is not None:
-        return f"an int <= {high}"
-    return "an int"
+    bounds = _bounds(low, high, False, False, str)
+    return f"an int {bounds}" if bounds else "an int"
 
 
 def check_float(
@@ -98,12 +93,20 @@ def check_float(
 
 
 def _float_range(low: float | None, high: float | None, low_open: bool, high_open: bool) -> str:
+    return _bounds(low, high, low_open, high_open, lambda x: f"{x:g}")
+
+
+def _bounds(
+    low: Any, high: Any, low_open: bool, high_open: bool, show: Callable[[Any], str]
+) -> str:
+    """The accepted range in words, for every check's message: ``in [low, high]`` (brackets
+    open or closed), ``>= low`` / ``> low``, ``<= high`` / ``< high``, or ``""`` unbounded."""
     if low is not None and high is not None:
-        return f"in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+        return f"in {'(' if low_open else '['}{show(low)}, {show(high)}{')' if high_open else ']'}"
     if low is not None:
-        return f"{'>' if low_open else '>='} {low:g}"
+        return f"{'>' if low_open else '>='} {show(low)}"
     if high is not None:
-        return f"{'<' if high_open else '<='} {high:g}"
+        return f"{'<' if high_open else '<='} {show(high)}"
     return ""
 
 

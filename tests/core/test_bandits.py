@@ -254,6 +254,25 @@ def test_state_dict_type_mismatch_is_rejected() -> None:
         policy_from_state_dict({**state, "type": "Nope"})
 
 
+def test_policy_states_of_every_earlier_version_are_read() -> None:
+    """Versions 1 and 2 carried ``"version": <v>`` (1 without ``min_pulls``/``floor``: Alg. 1);
+    version 3 is 2 under the ``"format"`` tag. Each reads to the same policy."""
+    b = MaxUCB(2, alpha=0.5)
+    b.update(b.select(), 0.4)
+    b.update(b.select(), 0.2)
+    now = b.state_dict()
+    assert now["format"] == "uvp-bandit-policy/3" and "version" not in now
+    body = {k: v for k, v in now.items() if k != "format"}
+    v2 = {**body, "version": 2}
+    params1 = {k: v for k, v in body["params"].items() if k not in ("min_pulls", "floor")}
+    v1 = {**body, "version": 1, "params": params1}
+    for old in (v1, v2):
+        assert MaxUCB.from_state_dict(json.loads(json.dumps(old))).state_dict() == now
+    for bad in ({**body, "version": 4}, {**body, "format": "uvp-bandit-policy/4"}, body):
+        with pytest.raises(ValueError, match="state format must be 'uvp-bandit-policy/3'"):
+            MaxUCB.from_state_dict(bad)
+
+
 # ----------------------------------------------------------------------------------- errors
 def test_bad_arguments_raise_clear_errors() -> None:
     with pytest.raises(ValueError, match="alpha"):

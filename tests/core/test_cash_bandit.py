@@ -141,7 +141,7 @@ def test_state_round_trip_mid_run_continues_identically() -> None:
             bandit.tell(arm, float(rng.random()))
     pending = bandit.ask()
     state = json.loads(json.dumps(bandit.state_dict()))
-    assert state["format"] == "uvp-cash-bandit/1"
+    assert state["format"] == "uvp-cash-bandit/2"
     twin = CashBandit.from_state_dict(state)
     assert twin.state_dict() == bandit.state_dict() and twin.retired == {2: "crashed"}
     twin.tell(pending, 0.2)
@@ -157,7 +157,7 @@ def test_state_round_trip_mid_run_continues_identically() -> None:
 @pytest.mark.parametrize(
     ("key", "value", "error", "message"),
     [
-        ("format", "uvp-cash-bandit/0", ValueError, "state format must be 'uvp-cash-bandit/1'"),
+        ("format", "uvp-cash-bandit/0", ValueError, "state format must be 'uvp-cash-bandit/2'"),
         ("retired", [None, "broken", None], ValueError, r"state\['retired'\]\[1\] must be one of"),
         ("retired", [None], ValueError, r"state\['retired'\] must be a list of 3"),
         ("crash_streak", [0, -1, 0], ValueError, r"state\['crash_streak'\]\[1\] must be an int >= 0"),
@@ -389,7 +389,7 @@ def test_a_state_written_before_min_pulls_is_read_as_alg_1() -> None:
         twin.ask()
         twin.tell(arm, loss)
     assert bandit.policy.min_pulls == 1 and bandit.state_dict() == twin.state_dict()
-    assert bandit.state_dict()["policy"]["version"] == 2
+    assert bandit.state_dict()["policy"]["format"] == "uvp-bandit-policy/3"
     old["policy"]["params"]["min_pulls"] = 3
     with pytest.raises(ValueError, match=r"version-1 state has no \['min_pulls'\]"):
         CashBandit.from_state_dict(old)

@@ -33,7 +33,7 @@ from shared_helpers import wait_for_workers
 
 import optuna_ext._idhb_pruner as idhb_module
 from optuna_ext import IterativeDeepeningHyperbandPruner
-from optuna_ext._idhb_replay import RECORD_ATTR, REENTRY_ATTR, RETRY_ATTR
+from optuna_ext._idhb_replay import RECORD_ATTR, RECORD_FORMAT, REENTRY_ATTR, RETRY_ATTR
 from uvp_plugins.hyperband import HyperbandSchedule, IterativeDeepeningHyperband
 
 pytestmark = pytest.mark.optuna
@@ -230,6 +230,50 @@ def test_hyperband_at_9_keeps_its_brackets_when_continued() -> None:
     for key, value in before.results.items():
         assert after.results[key] == value
     assert all(study.trials[n].params == p for n, p in first.items())
+
+
+STATES = Path(__file__).resolve().parent / "states"
+
+
+def _stored_study(path: Path) -> optuna.Study:
+    """A study holding the trials of ``path`` exactly as an earlier release stored them."""
+    study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=1))
+    for t in json.loads(path.read_text())["trials"]:
+        study.add_trial(optuna.trial.create_trial(
+            state=TrialState[t["state"]],
+            value=t["value"],
+            params=t["params"],
+            distributions={k: optuna.distributions.json_to_distribution(d)
+                           for k, d in t["distributions"].items()},
+            intermediate_values={int(k): v for k, v in t["intermediate_values"].items()},
+            user_attrs=t["user_attrs"],
+            system_attrs=t["system_attrs"],
+        ))
+    return study
+
+
+@pytest.mark.parametrize(
+    "path", sorted(STATES.glob("idhb-trial-records.v*.json")), ids=lambda p: p.stem
+)
+def test_a_study_run_by_an_earlier_release_continues(path: Path) -> None:
+    """Trials whose pruner records an earlier release wrote (version 1: ``"v": 1`` instead of
+    the format tag) are read as they were: the study at 9 continued at 27 trains exactly the
+    offline core's schedule, and the records written now carry the format tag."""
+    study = _stored_study(path)
+    version = int(path.name.split(".v")[1].split(".")[0])
+    old = [t.system_attrs[RECORD_ATTR] for t in study.trials]
+    assert all(RECORD_FORMAT.version_of(r) == version for r in old)
+    before = IterativeDeepeningHyperbandPruner(max_resource=9).core(study)
+    assert before.finished and before.ledger.continuation == 69
+    pruner = IterativeDeepeningHyperbandPruner(max_resource=27)
+    study.pruner = pruner
+    study.optimize(Trainer())
+    check_against_offline_core(study, pruner, "efficient")
+    new = [t.system_attrs.get(RECORD_ATTR) for t in study.trials[len(old):]]
+    written = [r for r in new if r is not None]
+    assert written and all(r["format"] == RECORD_FORMAT.tag and "v" not in r for r in written)
+    with pytest.raises(ValueError, match="state format must be 'uvp-optuna-idhb-trial/2'"):
+        RECORD_FORMAT.read({**old[0], "v": 3})
 
 
 # ----------------------------------------------------------------------------- parallel use

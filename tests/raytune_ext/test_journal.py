@@ -12,10 +12,12 @@ import enum
 import json
 import math
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,7 +26,7 @@ from hypothesis import strategies as st
 
 import raytune_ext._journal as journal_module
 from raytune_ext._journal import Journal, JournalError, jsonable, record_line
-from raytune_ext._run_state import RunState
+from raytune_ext._run_state import STATE_FORMAT, RunState
 from uvp_plugins.hyperband import IterativeDeepeningHyperband
 
 PARAMS = {
@@ -243,6 +245,54 @@ def test_a_record_that_does_not_follow_from_the_snapshot_is_refused(tmp_path) ->
     run.journal.close()  # type: ignore[union-attr]
     with pytest.raises(JournalError, match="record 2 .* does not follow from the snapshot"):
         RunState.load(Journal(path), {})
+
+
+STATES = Path(__file__).resolve().parent / "states"
+
+
+@pytest.mark.parametrize("stored", sorted(STATES.glob("uvp-ray-idhb-scheduler.v*")), ids=lambda p: p.name)
+def test_a_journal_written_by_an_earlier_version_loads_with_nothing_lost(tmp_path, stored) -> None:
+    """A journal (snapshot, log, archive) stored as an earlier release wrote it - versions 2
+    (rung records ``"r"`` without rows) and 3, with an integer ``"version"`` key - loads to the
+    state (and, from version 3, the rows) that release loaded (``loaded.json``, made by it), goes
+    on, and is written in the current format."""
+    for f in stored.iterdir():
+        if f.name != "loaded.json":
+            shutil.copy(f, tmp_path / f.name)
+    expected = json.loads((stored / "loaded.json").read_text())
+    snapshot = json.loads((tmp_path / "idhb_scheduler.state").read_text())
+    version = int(stored.name.split(".v")[1].split(".")[0])
+    assert snapshot.get("version", version) == version
+
+    run = RunState.load(Journal(tmp_path / "idhb_scheduler.state"), {"variant": "efficient"})
+    state = json.loads(json.dumps(run.state_dict()))
+    assert state.pop("format") == STATE_FORMAT.tag
+    assert expected["state"].pop("version", None) in (version, None)
+    expected["state"].pop("format", None)
+    assert state == expected["state"]
+    if "rows" in expected:
+        assert json.loads(json.dumps(run.rows)) == expected["rows"]
+
+    _drive(run, np.random.default_rng(1), 20)  # it goes on: the new records follow the old
+    run.flush()
+    run.snapshot()
+    flushed = json.dumps(run.state_dict(), sort_keys=True)
+    assert json.loads((tmp_path / "idhb_scheduler.state").read_text())["format"] == STATE_FORMAT.tag
+    again = RunState.load(Journal(tmp_path / "idhb_scheduler.state"), {})
+    assert json.dumps(again.state_dict(), sort_keys=True) == flushed
+
+
+def test_a_snapshot_of_another_format_is_refused(tmp_path) -> None:
+    path = tmp_path / "s.state"
+    run = RunState(IterativeDeepeningHyperband(9, 3, seed=0), [9], PARAMS, Journal(path))
+    run.snapshot()
+    run.journal.close()  # type: ignore[union-attr]
+    for bad in ({"version": 5}, {"format": "uvp-ray-idhb-scheduler/5"}, {"format": "uvp-idhb/1"}):
+        state = {k: v for k, v in run.state_dict().items() if k != "format"}
+        path.write_text(json.dumps({**state, **bad}))
+        with pytest.raises(ValueError, match="not an IterativeDeepeningHyperBandScheduler state: "
+                           "state format must be 'uvp-ray-idhb-scheduler/4'"):
+            RunState.load(Journal(path), {})
 
 
 def _stdlib_line(record: list) -> bytes:

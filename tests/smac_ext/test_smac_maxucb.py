@@ -155,7 +155,7 @@ def test_optimize_follows_maxucb_and_keeps_joint_incumbent(tmp_path: Path) -> No
     # SMAC's output directory holds the bandit state in intensifier.json
     data = json.loads((scenario.output_directory / "intensifier.json").read_text())
     bandit_state = data["state"]["bandit"]
-    assert bandit_state["format"] == "uvp-cash-bandit/1"
+    assert bandit_state["format"] == "uvp-cash-bandit/2"
     assert bandit_state["policy"]["history"] == [list(h) for h in intensifier.policy.history()]
     assert data["incumbent_ids"] == [smac.runhistory.get_config_id(incumbent)]
 

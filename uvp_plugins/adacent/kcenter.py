@@ -42,33 +42,20 @@ import math
 
 import numpy as np
 
+from uvp_plugins.adacent import enhanced_distance as _formulas
 from uvp_plugins.adacent.center_distances import CenterDistances  # the one k-center step
+from uvp_plugins.adacent.enhanced_distance import *  # noqa: F403 (the formulas, re-exported)
 from uvp_plugins.adacent.enhanced_distance import (
-    TIE_RTOL,
     _as_mask,
     _as_points,
     _check_epsilon,
-    argmax_lowest,
-    covering_radius,
-    enhanced_distances,
     enhancement_factors,
-    enhancement_shift,
     first_center,
-    pairwise_distances,
 )
 
-__all__ = [
-    "TIE_RTOL",
-    "argmax_lowest",
-    "pairwise_distances",
-    "enhancement_factors",
-    "enhanced_distances",
-    "enhancement_shift",
-    "greedy_kcenter",
-    "next_enhanced_center",
-    "covering_radius",
-    "first_center",
-]
+# the formulas are re-exported under the names their own module gives them
+__all__ = ["greedy_kcenter", "next_enhanced_center"]
+__all__ += _formulas.__all__
 
 
 def greedy_kcenter(

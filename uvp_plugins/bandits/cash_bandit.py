@@ -24,8 +24,8 @@ sampler tomorrow):
   evaluation). A retired arm's observations keep counting in the statistics (they are part of
   the rewards' min-max scaling and of ``t``).
 * :meth:`~CashBandit.state_dict` / :meth:`~CashBandit.from_state_dict` -- the whole state as
-  versioned JSON (format :data:`STATE_FORMAT`, ``"uvp-cash-bandit/1"``): the policy's state (observations, pending
-  pulls, burn-in; policy state version 2, version 1 still read), the retired arms and the crash
+  versioned JSON (format :data:`STATE_FORMAT`, ``"uvp-cash-bandit/2"``): the policy's state (observations, pending
+  pulls, burn-in; policy state format ``uvp-bandit-policy/3``, versions 1-2 still read), the retired arms and the crash
   streaks.
 
 Every rule an adapter needs is here, so the adapters translate only:
@@ -99,10 +99,20 @@ __all__ = [
     "paper_design_size",
 ]
 
-#: the state format (:mod:`uvp_plugins.contract`); version 1 is the only one written so far
-#: (the policy's part carries its own ``"version"``, read by
-#: :func:`~uvp_plugins.bandits.policies.policy_from_state_dict`: 2 now, 1 still read)
-STATE_FORMAT = StateFormat("uvp-cash-bandit", 1)
+
+
+def _policy_tagged(state: dict[str, Any]) -> dict[str, Any]:
+    """Version 2 is version 1 with the policy's part tagged ``"uvp-bandit-policy/<v>"``
+    instead of carrying ``"version": <v>``; the policy's reader takes both, so a version-1
+    state reads as it is."""
+    return state
+
+
+#: the state format (:mod:`uvp_plugins.contract`). The policy's part has its own format
+#: (:data:`uvp_plugins.bandits.policies.STATE_FORMAT`, read by
+#: :func:`~uvp_plugins.bandits.policies.policy_from_state_dict`); version 1 held it with an
+#: integer ``"version"`` (1 or 2), version 2 under its format tag.
+STATE_FORMAT = StateFormat("uvp-cash-bandit", 2, upgrades={1: _policy_tagged})
 
 #: why an arm is no longer offered: its HPO has nothing new, or it crashed too often in a row
 RETIRE_REASONS = ("exhausted", "crashed")
@@ -281,7 +291,7 @@ class CashBandit:
     """An index policy choosing among the available arms, with the crash rule and JSON state.
 
     An ask/tell object of the core contract (:class:`uvp_plugins.contract.AskTell`): its state
-    is :data:`STATE_FORMAT` (``"uvp-cash-bandit/1"``).
+    is :data:`STATE_FORMAT` (``"uvp-cash-bandit/2"``).
 
     Args:
         n_arms: number of arms (model classes) ``K >= 1``; arms are ``0 .. K-1``.
@@ -297,7 +307,7 @@ class CashBandit:
     See the module docstring for the rules and an example.
     """
 
-    #: the format of :meth:`state_dict` (``"uvp-cash-bandit/1"``)
+    #: the format of :meth:`state_dict` (``"uvp-cash-bandit/2"``)
     STATE_FORMAT: ClassVar[StateFormat] = STATE_FORMAT
 
     def __init__(
@@ -527,7 +537,7 @@ class CashBandit:
     # ------------------------------------------------------------ persistence
     def state_dict(self) -> dict[str, Any]:
         """The complete state as JSON-serialisable data (format :data:`STATE_FORMAT`,
-        ``"uvp-cash-bandit/1"``)."""
+        ``"uvp-cash-bandit/2"``)."""
         return STATE_FORMAT.stamp({
             "max_consecutive_crashes": self.max_consecutive_crashes,
             "policy": self._policy.state_dict(),

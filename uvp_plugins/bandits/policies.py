@@ -49,6 +49,7 @@ from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
+from uvp_plugins.contract import StateFormat
 from uvp_plugins.validation import check_int
 
 __all__ = [
@@ -68,10 +69,35 @@ REWARD_RANGE = (0.01, 0.99)
 
 _P = TypeVar("_P", bound="IndexPolicy")
 
-#: version of :meth:`IndexPolicy.state_dict`: 2 added ``params["min_pulls"]`` and
-#: ``params["floor"]``; version-1 states (neither: Alg. 1's single initial pull per arm, no
-#: floor) are read as they were written
-_STATE_VERSION = 2
+
+
+def _policy_v1_to_v2(state: dict[str, Any]) -> dict[str, Any]:
+    """Version 2 added ``params["min_pulls"]`` and ``params["floor"]``: a version-1 state has
+    neither and is read as written (Alg. 1's single initial pull per arm, no floor)."""
+    params = state.get("params")
+    if isinstance(params, dict):
+        added = sorted({"min_pulls", "floor"} & set(params))
+        if added:
+            raise ValueError(f"state['params'] of a version-1 state has no {added} (added in "
+                             "version 2)")
+        state = {**state, "params": {**params, "min_pulls": 1, "floor": 0.0}}
+    return state
+
+
+def _policy_v2_to_v3(state: dict[str, Any]) -> dict[str, Any]:
+    """Version 3 is version 2 under the ``"format"`` tag instead of ``"version": 2``."""
+    return state
+
+
+#: the format of :meth:`IndexPolicy.state_dict` (:mod:`uvp_plugins.contract`). Versions 1 and 2
+#: carried an integer ``"version"`` key instead of the ``"format"`` tag (both still read);
+#: 2 added ``params["min_pulls"]`` and ``params["floor"]``; 3 is 2 under the tag.
+STATE_FORMAT = StateFormat(
+    "uvp-bandit-policy",
+    3,
+    upgrades={1: _policy_v1_to_v2, 2: _policy_v2_to_v3},
+    legacy_key="version",
+)
 
 
 def scale_rewards(
@@ -417,16 +443,15 @@ class IndexPolicy(abc.ABC):
     # ----------------------------------------------------------------- state
     def state_dict(self) -> dict[str, Any]:
         """JSON-serialisable state (parameters, recorded history, pending pulls, burn-in)."""
-        return {
+        return STATE_FORMAT.stamp({
             "type": self.kind,
-            "version": _STATE_VERSION,
             "params": self._params(),
             "history": [[a, x] for a, x in self._history],
             "pending": list(self._pending),
             "burn_pending": list(self._burn_pending),
             "burn_issued": self._burn_issued,
             "burn_discarded": [[a, x] for a, x in self._burn_discarded],
-        }
+        })
 
     @classmethod
     def from_state_dict(cls: type[_P], state: dict[str, Any]) -> _P:
@@ -441,18 +466,11 @@ class IndexPolicy(abc.ABC):
             raise TypeError(f"state must be a dict (from state_dict()), got {type(state).__name__}")
         if state.get("type") != cls.kind:
             raise ValueError(f"state is for policy {state.get('type')!r}, not {cls.kind!r}")
-        version = state.get("version")
-        if version not in (1, _STATE_VERSION):
-            raise ValueError(f"unsupported state version {version!r} (expected 1 or "
-                             f"{_STATE_VERSION})")
         params = _state_field(state, "params")
         if not isinstance(params, dict):
             raise TypeError(f"state['params'] must be a dict, got {type(params).__name__}")
-        added = sorted({"min_pulls", "floor"} & set(params))
-        if version == 1 and added:
-            raise ValueError(f"state['params'] of a version-1 state has no {added} (added in "
-                             "version 2)")
-        obj = cls(**params)  # version 1: min_pulls = 1 and floor = 0 (Alg. 1)
+        state = STATE_FORMAT.read(state)  # version 1: min_pulls = 1 and floor = 0 (Alg. 1)
+        obj = cls(**state["params"])
         k = obj.n_arms
         for arm, x in _state_pairs(state, "history", k):
             obj._history.append((arm, x))

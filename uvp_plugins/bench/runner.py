@@ -193,6 +193,28 @@ def run_one(spec: RunSpec, out: str | os.PathLike[str], threads: int | None = No
     return summary
 
 
+def run_facts(start: float, cpu: float, threads: int | None, error: str | None) -> dict[str, Any]:
+    """What a job's summary records about how it ran, written once for every job.
+
+    ``start`` and ``cpu`` are ``time.perf_counter()`` and ``time.process_time()`` taken when the
+    run began; the facts are the CPU and wall seconds since, the hash seed (SMAC's local search
+    depends on it), the thread limit the process ran under and the crash's traceback (or None).
+
+    Example:
+        >>> import time
+        >>> facts = run_facts(time.perf_counter(), time.process_time(), 1, None)
+        >>> list(facts)
+        ['cpu', 'wall_seconds', 'python_hash_seed', 'threads', 'error']
+    """
+    return {
+        "cpu": time.process_time() - cpu,
+        "wall_seconds": time.perf_counter() - start,
+        "python_hash_seed": os.environ.get("PYTHONHASHSEED"),
+        "threads": threads,
+        "error": error,
+    }
+
+
 def write_summary(path: Path, summary: dict[str, Any]) -> None:
     """Write a job's JSON summary atomically (a reader never sees half a file)."""
     _atomic_write(path, json.dumps(summary, indent=1, default=str))

@@ -610,10 +610,11 @@ def _killed_run(
     kill_after: int,
     kill: dict[str, Any],
     **spec_extra: Any,
-) -> tuple[dict[str, Any], int, int, int]:
+) -> tuple[dict[str, Any], int, int, int, str]:
     """The killed first run of a scenario: its driver on ``cluster``, killed as ``kill`` says
     (the keyword arguments of :func:`_start_and_kill`), the dead driver's actors gone. Returns
-    the spec, the driver's pid, the results it had received and the epochs executed."""
+    the spec, the driver's pid, the results it had received, the epochs executed and the
+    experiment's directory (what the resume restores)."""
     if cluster not in ("shared", "new"):
         raise ValueError(f"cluster must be 'shared' or 'new', got {cluster!r}")
     os.makedirs(workdir, exist_ok=True)
@@ -624,7 +625,7 @@ def _killed_run(
         executed_before_resume = _after_kill(spec, held)
     finally:
         held.shutdown()
-    return spec, pid, killed_at, executed_before_resume
+    return spec, pid, killed_at, executed_before_resume, os.path.join(spec["storage"], name)
 
 
 def ray_kill_resume(
@@ -666,20 +667,10 @@ def ray_kill_resume(
     n = IterativeDeepeningHyperBandScheduler.num_samples_needed(ladder, 3)
     t0 = time.monotonic()
     kill = {"quiesce": quiesce, "quiesce_s": quiesce_s, "driver_timeout_s": driver_timeout_s}
-    spec, pid, killed_at, executed_before_resume = _killed_run(
-        cluster,
-        address,
-        workdir,
-        name,
-        n,
-        kill_after,
-        kill,
-        first_ladder=list(first_ladder),
-        api=api,
-        epoch_s=float(epoch_s),
+    spec, pid, killed_at, executed_before_resume, path = _killed_run(
+        cluster, address, workdir, name, n, kill_after, kill,
+        first_ladder=list(first_ladder), api=api, epoch_s=float(epoch_s),
     )
-
-    path = os.path.join(spec["storage"], name)
     trainable = _trainable(spec, block=False)
     delivered = DeliveredLog(os.path.join(spec["log_dir"], "delivered.log"))
     if resume == "helper":
@@ -743,20 +734,10 @@ def pred_kill_resume(
 
     t0 = time.monotonic()
     kill = {"quiesce": False, "quiesce_s": 0.0, "driver_timeout_s": driver_timeout_s}
-    spec, pid, killed_at, executed_before_resume = _killed_run(
-        cluster,
-        address,
-        workdir,
-        name,
-        n,
-        kill_after,
-        {**kill, "after_stop": True},
-        api="tuner",
-        scheduler="pred",
-        epoch_s=float(epoch_s),
+    spec, pid, killed_at, executed_before_resume, path = _killed_run(
+        cluster, address, workdir, name, n, kill_after, {**kill, "after_stop": True},
+        api="tuner", scheduler="pred", epoch_s=float(epoch_s),
     )
-
-    path = os.path.join(spec["storage"], name)
     grid = tune.Tuner.restore(
         path, trainable=_trainable(spec, block=False), resume_unfinished=True
     ).fit()

@@ -203,9 +203,7 @@ class ACJob:
                 / f"seed{self.seed}.json")
 
     def execute(self, out: Path, threads: int | None = None) -> dict[str, Any]:
-        import os
-
-        from uvp_plugins.bench.runner import write_summary
+        from uvp_plugins.bench.runner import run_facts, write_summary
 
         start, cpu = time.perf_counter(), time.process_time()
         error, row = None, {}
@@ -216,15 +214,7 @@ class ACJob:
             )
         except Exception:  # a method's crash is recorded, not hidden
             error = traceback.format_exc()
-        summary = {
-            **asdict(self),
-            **row,
-            "cpu": time.process_time() - cpu,
-            "wall_seconds": time.perf_counter() - start,
-            "python_hash_seed": os.environ.get("PYTHONHASHSEED"),
-            "threads": threads,
-            "error": error,
-        }
+        summary = {**asdict(self), **row, **run_facts(start, cpu, threads, error)}
         write_summary(self.summary_path(out), summary)
         return summary
 

@@ -273,7 +273,7 @@ class RuntimeJob:
     def execute(self, out: Path, threads: int | None = None) -> dict[str, Any]:
         import traceback
 
-        from uvp_plugins.bench.runner import write_summary
+        from uvp_plugins.bench.runner import run_facts, write_summary
 
         problem = SGDTimeToLoss(kappa_max=self.kappa_max)
         start, cpu = time.perf_counter(), time.process_time()
@@ -288,14 +288,7 @@ class RuntimeJob:
             error = traceback.format_exc()
             row = {"best": float("nan")}
         summary = {
-            **asdict(self),
-            **row,
-            "final": row["best"],
-            "cpu": time.process_time() - cpu,
-            "wall_seconds": time.perf_counter() - start,
-            "python_hash_seed": os.environ.get("PYTHONHASHSEED"),
-            "threads": threads,
-            "error": error,
+            **asdict(self), **row, "final": row["best"], **run_facts(start, cpu, threads, error)
         }
         write_summary(self.summary_path(out), summary)
         return summary

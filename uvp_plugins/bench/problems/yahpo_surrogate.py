@@ -78,6 +78,15 @@ _IAML_TARGETS = (
     "timepredict", "mec", "ias", "nf",
 )
 
+
+def _rbv2_layout(
+    cont_names: tuple[str, ...], cat_names: tuple[str, ...], targets: tuple[str, ...]
+) -> ScenarioLayout:
+    """An rbv2 scenario's layout: every rbv2 surrogate is indexed by ``task_id`` and has the
+    fidelities ``trainsize`` and ``repl``."""
+    return ScenarioLayout(cont_names, cat_names, targets, "task_id", ("trainsize", "repl"))
+
+
 #: scenario -> layout of its ONNX model's inputs and outputs
 LAYOUTS: dict[str, ScenarioLayout] = {
     "lcbench": ScenarioLayout(
@@ -89,21 +98,17 @@ LAYOUTS: dict[str, ScenarioLayout] = {
         instance="OpenML_task_id",
         fidelities=("epoch",),
     ),
-    "rbv2_rpart": ScenarioLayout(
+    "rbv2_rpart": _rbv2_layout(
         cont_names=("cp", "maxdepth", "minbucket", "minsplit", "trainsize", "repl"),
         cat_names=("task_id", "num.impute.selected.cpo"),
         targets=_RBV2_TARGETS,
-        instance="task_id",
-        fidelities=("trainsize", "repl"),
     ),
-    "rbv2_xgboost": ScenarioLayout(
+    "rbv2_xgboost": _rbv2_layout(
         cont_names=("nrounds", "eta", "gamma", "lambda", "alpha", "subsample", "max_depth",
                     "min_child_weight", "colsample_bytree", "colsample_bylevel", "rate_drop",
                     "skip_drop", "trainsize", "repl"),
         cat_names=("task_id", "booster", "num.impute.selected.cpo"),
         targets=_RBV2_TARGETS,
-        instance="task_id",
-        fidelities=("trainsize", "repl"),
     ),
     "iaml_glmnet": ScenarioLayout(
         cont_names=("alpha", "s", "trainsize"),
@@ -124,34 +129,26 @@ _RBV2_V0_TARGETS = ("mmce", "f1", "auc", "logloss", "timetrain", "timepredict")
 
 #: scenario -> layout of the first-generation surrogates (``generation="v0"``)
 LAYOUTS_V0: dict[str, ScenarioLayout] = {
-    "rbv2_svm": ScenarioLayout(
+    "rbv2_svm": _rbv2_layout(
         cont_names=("cost", "gamma", "tolerance", "degree", "trainsize", "repl"),
         cat_names=("task_id", "kernel", "num.impute.selected.cpo"),
         targets=_RBV2_V0_TARGETS,
-        instance="task_id",
-        fidelities=("trainsize", "repl"),
     ),
-    "rbv2_ranger": ScenarioLayout(
+    "rbv2_ranger": _rbv2_layout(
         cont_names=("num.trees", "sample.fraction", "mtry.power", "min.node.size",
                     "num.random.splits", "trainsize", "repl"),
         cat_names=("task_id", "respect.unordered.factors", "splitrule", "num.impute.selected.cpo"),
         targets=_RBV2_V0_TARGETS,
-        instance="task_id",
-        fidelities=("trainsize", "repl"),
     ),
-    "rbv2_aknn": ScenarioLayout(
+    "rbv2_aknn": _rbv2_layout(
         cont_names=("k", "M", "ef", "ef_construction", "trainsize", "repl"),
         cat_names=("task_id", "distance", "num.impute.selected.cpo"),
         targets=_RBV2_V0_TARGETS,
-        instance="task_id",
-        fidelities=("trainsize", "repl"),
     ),
-    "rbv2_glmnet": ScenarioLayout(
+    "rbv2_glmnet": _rbv2_layout(
         cont_names=("alpha", "s", "trainsize", "repl"),
         cat_names=("task_id", "num.impute.selected.cpo"),
         targets=_RBV2_V0_TARGETS,
-        instance="task_id",
-        fidelities=("trainsize", "repl"),
     ),
     "rbv2_xgboost": dataclasses.replace(LAYOUTS["rbv2_xgboost"], targets=_RBV2_V0_TARGETS),
 }
