@@ -149,6 +149,8 @@ class PredPruner(BasePruner):
         eta: the calibrated rule's rung factor, a float ``> 1``.
         trust_sampler: the calibrated cut spares a trial our sampler's model predicted to beat
             the best final value (``PredStoppingRule(trust_model=...)``); default ``False``.
+        audit: the calibrated cut spares every ``audit_period``-th trial (Hyperband's bracket
+            that never stops early; ``PredStoppingRule(audit=...)``); default ``False``.
     """
 
     def __init__(
@@ -162,6 +164,7 @@ class PredPruner(BasePruner):
         calibrate: bool = True,
         eta: float = ETA,
         trust_sampler: bool = False,
+        audit: bool = False,
     ) -> None:
         # validation and the decision itself: uvp_plugins.adacent.pred (one rule for every adapter)
         self._auto_probes = n_probes == "auto"
@@ -180,6 +183,7 @@ class PredPruner(BasePruner):
             calibrate=calibrate,
             eta=eta,
             trust_model=trust_sampler,
+            audit=audit,
         )
         self._warned = False
         self._lock = threading.Lock()
@@ -276,4 +280,5 @@ class PredPruner(BasePruner):
             return self._rule.decide_among(
                 trial.intermediate_values, others, maximize, probes,
                 model_expects_improvement=bool(trial.system_attrs.get(ATTR_PROMISING, False)),
+                audit=self._rule.is_audit(trial.number),
             )

@@ -148,6 +148,7 @@ from uvp_plugins.adacent.reliability import (
     value_at,
 )
 from uvp_plugins.contract import StateFormat
+from uvp_plugins.hyperband.schedule import HyperbandSchedule
 from uvp_plugins.validation import check_bool, check_choice, check_float, check_int
 
 __all__ = [
@@ -324,6 +325,10 @@ class PredStoppingRule:
         trust_model: the calibrated rule's cut spares a trial whose sampler predicted it beats
             the best final value (:meth:`decide_among`, ``model_expects_improvement``); a bool,
             default ``False``.
+        audit: the calibrated rule's cut spares every :attr:`audit_period`-th trial (by trial
+            number, :meth:`is_audit`): Hyperband's least aggressive bracket, whose trials are
+            never stopped early, so that the complete trials include ones the cut did not
+            select; a bool, default ``False``.
 
     Two ways to use it (same decision): :meth:`decide_among` with a trial's reported values and
     the other trials' records (a caller that keeps curves elsewhere, e.g. Optuna's storage), or
@@ -346,9 +351,11 @@ class PredStoppingRule:
         calibrate: bool = True,
         eta: float = ETA,
         trust_model: bool = False,
+        audit: bool = False,
     ) -> None:
         self.max_resource = check_max_resource(max_resource)
         self.trust_model = check_bool("trust_model", trust_model)
+        self.audit = check_bool("audit", audit)
         self.keep_fraction = check_keep_fraction(keep_fraction)
         self.n_probes = check_n_probes(n_probes)
         self.calibrate = check_bool("calibrate", calibrate)
@@ -432,6 +439,31 @@ class PredStoppingRule:
         """The calibrated rule's rungs: ``depth * eta^k`` below ``max_resource``."""
         return rung_steps(self.exploration_steps, self.max_resource, self.eta)
 
+    @property
+    def audit_period(self) -> int:
+        """With ``audit=True``: one trial in this many is an audit, the inverse share of the
+        configurations that Hyperband's bracket ``s = 0`` runs (Li et al. 2018, Alg. 1: bracket
+        ``s`` starts ``n_s = ceil((s_max + 1) eta^s / (s + 1))``; bracket 0 never stops early)
+        for the full budget ``T``, the depth as the minimum budget and ``eta`` rounded to an
+        integer; 0 (no audits) without ``audit`` or with fewer than two Hyperband rungs.
+
+        Example:
+            >>> PredStoppingRule(52, 0.1, audit=True).audit_period   # brackets of 9, 5, 3: 17 / 3
+            6
+        """
+        eta = max(2, round(self.eta))
+        depth = max(1, self.exploration_steps)
+        if not self.audit or self.max_resource < eta * depth:
+            return 0
+        schedule = HyperbandSchedule(self.max_resource, eta, depth)
+        return max(1, round(schedule.n_configs / schedule.pool_size(0)))
+
+    def is_audit(self, number: int) -> bool:
+        """Whether trial ``number`` (0, 1, 2, ... in creation order) is an audit: every
+        :attr:`audit_period`-th trial, the first one being ``audit_period - 1``."""
+        period = self.audit_period
+        return period > 0 and int(number) % period == period - 1
+
     def decide_among(
         self,
         reported: Mapping[int, float],
@@ -439,6 +471,7 @@ class PredStoppingRule:
         maximize: bool | None = None,
         n_probes: int | None = None,
         model_expects_improvement: bool = False,
+        audit: bool = False,
     ) -> bool:
         """The decision for a trial that reported ``{step: value}`` (its last report is the
         largest step), given the other trials (``others``: running, pruned and complete ones;
@@ -466,6 +499,8 @@ class PredStoppingRule:
            built with ``trust_model=True``: the cut ranks by a proxy of the final value, the
            model by all the evidence, so such a trial is left to PRED (issue 29: a study's
            completions go to configurations near the incumbent, more as the model improves).
+           An audit trial (``audit``, :meth:`is_audit`, with ``audit=True``) is not cut
+           either.
         """
         up = self.maximize if maximize is None else maximize
         if not self.calibrate:
@@ -513,6 +548,8 @@ class PredStoppingRule:
         if self.keep_fraction is None or not below or not self._first_at_or_past(reported, step, rung):
             return False
         if self.trust_model and model_expects_improvement:
+            return False
+        if self.audit and audit:
             return False
         peers = [value_at(r.curve, rung, up) for r in others if _reached(r, rung, up)]
         peers = [v for v in peers if math.isfinite(v)]
@@ -654,6 +691,7 @@ class PredStoppingRule:
                 "calibrate": self.calibrate,
                 "eta": self.eta,
                 "trust_model": self.trust_model,
+                "audit": self.audit,
             },
             "trials": [
                 [trial, self._last_step.get(trial, 0), [[s, v] for s, v in sorted(curve.items())]]

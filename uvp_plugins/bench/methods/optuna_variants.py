@@ -7,7 +7,10 @@ docs/results/optuna.md ("Issue 29 results on the tuning sets") can be reproduced
   (``Guidance(coverage_every=0)``);
 * ``v-cov0`` - ``s-cov0``'s sampler with the default ``PredPruner``;
 * ``v-trust`` - the default sampler with ``PredPruner(trust_sampler=True)``: the cut spares a
-  trial the sampler's model of the final value predicted to beat the best final value.
+  trial the sampler's model of the final value predicted to beat the best final value;
+* ``v-audit`` - the default sampler with ``PredPruner(audit=True)``: every ``audit_period``-th
+  trial is spared the cut (Hyperband's bracket that never stops early);
+* ``v-audit-trust`` - both: ``PredPruner(audit=True, trust_sampler=True)``.
 
 The defaults themselves are the methods ``optuna-eadacent`` and ``optuna-eadacent-pred``.
 """
@@ -56,6 +59,17 @@ for _name, _kwargs, _pruned in (
         kind="ours",
     )(_variant(_kwargs, _pruned))
 
+
+for _name, _kwargs in (
+    ("v-audit", {"audit": True}),
+    ("v-audit-trust", {"audit": True, "trust_sampler": True}),
+):
+    register_method(
+        _name,
+        f"issue-29 variant (docs/results/optuna.md): the default sampler + PredPruner(**{_kwargs})",
+        requires=("optuna",),
+        kind="ours",
+    )(_variant({}, True, _kwargs))
 
 register_method(
     "v-trust",
