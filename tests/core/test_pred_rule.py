@@ -352,3 +352,23 @@ def test_trust_model_spares_a_promising_trial_from_the_cut_but_not_from_pred() -
     assert restored.trust_model
     with pytest.raises(TypeError, match="trust_model must be a bool"):
         PredStoppingRule(max_resource=T, trust_model="yes")  # type: ignore[arg-type]
+
+
+def test_audit_trials_are_spared_the_cut_only_with_audit() -> None:
+    """``audit=True``: every ``audit_period``-th trial (Hyperband's bracket-0 share) is not cut;
+    a trial that is not an audit, or the same trial without ``audit``, is."""
+    T = 12
+    completes = []
+    for k, q in enumerate([0.9, 0.8, 0.7, 0.6, 0.5, 0.45]):
+        curve = {s: (q * 0.5 if s <= 2 else q * 0.6 + 0.04 * s) for s in range(1, T + 1)}
+        completes.append(TrialRecord(curve, complete=True, key=k))
+    low = {1: 0.05, 2: 0.2}  # steep (PRED keeps it), the lowest value at the rung (the cut stops it)
+    auditing = PredStoppingRule(max_resource=T, delta=0.2, audit=True)
+    assert auditing.audit_period == 2  # T = 12, depth 2, eta 3: brackets of 3 and 2 configurations
+    assert [n for n in range(6) if auditing.is_audit(n)] == [1, 3, 5]
+    assert not auditing.decide_among(low, completes, audit=True)
+    assert auditing.decide_among(low, completes, audit=False)
+    assert PredStoppingRule(max_resource=T, delta=0.2).decide_among(low, completes, audit=True)
+    assert PredStoppingRule(max_resource=T, delta=0.2).audit_period == 0
+    assert PredStoppingRule(max_resource=5, delta=0.5, audit=True).audit_period == 0  # one rung
+    assert PredStoppingRule.from_state_dict(auditing.state_dict()).audit

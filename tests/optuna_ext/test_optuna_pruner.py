@@ -374,3 +374,19 @@ def test_the_guided_sampler_marks_every_trial_for_the_pruner() -> None:
     assert all(isinstance(m, bool) for m in marks)
     assert not any(marks[:9])  # no model before n_init trials
     assert any(marks)
+
+
+@pytest.mark.parametrize("audit", [False, True])
+def test_audit_spares_trials_by_number(audit: bool) -> None:
+    """With ``audit=True`` the pruner asks the rule whether the trial's number is an audit
+    (here every 2nd trial: numbers 1, 3, ...); such a trial is not cut."""
+    study = optuna.create_study(direction="maximize", pruner=PredPruner(10, delta=0.2, audit=audit))
+    for q in (0.9, 0.8, 0.7, 0.6, 0.5, 0.45, 0.4):  # trial numbers 0-6
+        study.add_trial(
+            create_trial(params={"x": q}, distributions=DIST, value=q,
+                         intermediate_values={s: q * (1 - 0.5**s) for s in range(1, 11)})
+        )
+    trial = study.ask(DIST)  # number 7: an audit when audit=True (period 2)
+    trial.report(0.02, 1)
+    trial.report(0.2, 2)
+    assert trial.should_prune() is not audit
