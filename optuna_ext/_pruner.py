@@ -10,7 +10,6 @@ from optuna.pruners import BasePruner
 from optuna.study import StudyDirection
 from optuna.trial import TrialState
 
-from optuna_ext._attrs import ATTR_PROMISING
 from uvp_plugins.adacent.pred import (
     DEFAULT_PREDICTOR,
     DELTA,
@@ -145,12 +144,6 @@ class PredPruner(BasePruner):
             ``>= 0``; 0: no probe phase) or ``"auto"`` (default): the guided sampler's
             ``guidance.n_init`` when the study's sampler is ``EnhancedAdaCentSampler`` with
             guidance, else 0.
-        calibrate: ``True`` (default): the calibrated rule of issue 29; ``False``: issue 17's.
-        eta: the calibrated rule's rung factor, a float ``> 1``.
-        trust_sampler: the calibrated cut spares a trial our sampler's model predicted to beat
-            the best final value (``PredStoppingRule(trust_model=...)``); default ``False``.
-        audit: the calibrated cut spares every ``audit_period``-th trial (Hyperband's bracket
-            that never stops early; ``PredStoppingRule(audit=...)``); default ``False``.
     """
 
     def __init__(
@@ -163,8 +156,6 @@ class PredPruner(BasePruner):
         n_probes: int | str = "auto",
         calibrate: bool = True,
         eta: float = ETA,
-        trust_sampler: bool = False,
-        audit: bool = False,
     ) -> None:
         # validation and the decision itself: uvp_plugins.adacent.pred (one rule for every adapter)
         self._auto_probes = n_probes == "auto"
@@ -182,8 +173,6 @@ class PredPruner(BasePruner):
             n_probes=n_probes,
             calibrate=calibrate,
             eta=eta,
-            trust_model=trust_sampler,
-            audit=audit,
         )
         self._warned = False
         self._lock = threading.Lock()
@@ -277,8 +266,4 @@ class PredPruner(BasePruner):
         probes = self.probes_in(study)
         others = self._records(study, trial)
         with self._lock:  # the rule remembers measurements on complete trials
-            return self._rule.decide_among(
-                trial.intermediate_values, others, maximize, probes,
-                model_expects_improvement=bool(trial.system_attrs.get(ATTR_PROMISING, False)),
-                audit=self._rule.is_audit(trial.number),
-            )
+            return self._rule.decide_among(trial.intermediate_values, others, maximize, probes)

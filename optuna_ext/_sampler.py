@@ -21,7 +21,6 @@ from optuna.search_space import IntersectionSearchSpace, intersection_search_spa
 from optuna.study import StudyDirection
 from optuna.trial import TrialState
 
-from optuna_ext._attrs import ATTR_PROMISING
 from optuna_ext._claims import HoldingsCache, claim
 from optuna_ext._claims import Proposal as Claim
 from optuna_ext._space import OptunaSpace
@@ -502,8 +501,6 @@ class EnhancedAdaCentSampler(BaseSampler):
             proposal = engine.ask(pending=pending, fixed=fixed_cfg)
             params = osp.from_config(proposal.config)
             attrs = {ATTR_CANDIDATE: proposal.candidate, ATTR_MESH: proposal.mesh, ATTR_PARAMS: params}
-            # always written: a withdrawn claim's proposal must not leave its flag behind
-            attrs[ATTR_PROMISING] = proposal.promising
             return Claim(params, attrs, exclusive=proposal.free)
 
         # write the choice, read the study back, keep it or choose again (optuna_ext._claims):

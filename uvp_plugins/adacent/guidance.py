@@ -293,16 +293,6 @@ class GuidedModel:
         mean, std = self.gp.predict(Z)
         return log_expected_improvement(mean, std, self.best)
 
-    def expects_improvement(self, z: np.ndarray) -> bool:
-        """Whether the model's mean at the embedded point ``z`` is at least the best value
-        (the best exactly known one with final-value targets): the model predicts that ``z``
-        beats the incumbent. Call after :meth:`acquisition` (which fits the posterior)."""
-        if self.gp is None:
-            self.acquisition(np.atleast_2d(z))
-        assert self.gp is not None
-        mean, _ = self.gp.predict(np.atleast_2d(z))
-        return bool(mean[0] >= self.best)
-
 
 def reflect_unit(u: np.ndarray) -> np.ndarray:
     """Fold coordinates back into ``[0, 1]`` by reflection at the bounds (a step past a bound

@@ -114,10 +114,6 @@ class Proposal:
         source: ``"mesh"`` (a candidate of the mesh) or the name of another candidate source.
         free: no told trial had this configuration (``False`` only when every candidate was
             taken and configurations repeat).
-        promising: chosen by the guidance's expected improvement with a model mean at least
-            the best final value (the model predicts it beats the incumbent); a pruner may
-            let such a trial past its successive-halving cut (``PredStoppingRule``,
-            ``trust_model``).
     """
 
     config: dict[str, Any]
@@ -125,7 +121,6 @@ class Proposal:
     mesh: str
     source: str = "mesh"
     free: bool = True
-    promising: bool = False
 
 
 @dataclass
@@ -202,7 +197,6 @@ class OnlineEnhancedAdaCent:
             raise TypeError(f"guidance must be a Guidance or None, got {guidance!r}")
         self.guidance = guidance
         self._model = GuidedModel(guidance) if guidance is not None else None
-        self._promising = False  # what the last guided step predicted (Proposal.promising)
         self.maximize = check_bool("maximize", maximize)
         self.n_candidates = check_int("n_candidates", n_candidates, low=1)
         self.epsilon = check_epsilon(epsilon)
@@ -398,14 +392,11 @@ class OnlineEnhancedAdaCent:
                 if available is None:
                     available = np.ones(len(mesh.configs), dtype=bool)
                 available[j] = False
-        self._promising = False
         config, i, source = self._pick(
             mesh, available, rows, scores, reserved, model, taken, fixed_cfg, 0
         )
         free = config_key(config, self._names) not in self._taken()
-        proposal = Proposal(
-            dict(config), int(i), mesh.key if i >= 0 else source, source, free, self._promising
-        )
+        proposal = Proposal(dict(config), int(i), mesh.key if i >= 0 else source, source, free)
         if key is not None:
             self.tell(key, proposal.config, status="running")
         return proposal
@@ -518,7 +509,6 @@ class OnlineEnhancedAdaCent:
         # plain argmax: EI values can be far below 1 everywhere, so kcenter's absolute tie
         # tolerance would turn them all into ties (exact ties go to the lowest index here too)
         j = int(np.argmax(model.acquisition(Z)))
-        self._promising = model.expects_improvement(Z[j])
         if j < idx.size:
             return mesh.configs[int(idx[j])], int(idx[j]), "mesh"
         return local[j - idx.size], -1, "local"

@@ -148,7 +148,6 @@ from uvp_plugins.adacent.reliability import (
     value_at,
 )
 from uvp_plugins.contract import StateFormat
-from uvp_plugins.hyperband.schedule import HyperbandSchedule
 from uvp_plugins.validation import check_bool, check_choice, check_float, check_int
 
 __all__ = [
@@ -322,13 +321,6 @@ class PredStoppingRule:
             every step).
         eta: the calibrated rule's rung factor (rungs ``depth * eta^k``; its strongest cut keeps
             ``1/eta``), a float ``> 1``.
-        trust_model: the calibrated rule's cut spares a trial whose sampler predicted it beats
-            the best final value (:meth:`decide_among`, ``model_expects_improvement``); a bool,
-            default ``False``.
-        audit: the calibrated rule's cut spares every :attr:`audit_period`-th trial (by trial
-            number, :meth:`is_audit`): Hyperband's least aggressive bracket, whose trials are
-            never stopped early, so that the complete trials include ones the cut did not
-            select; a bool, default ``False``.
 
     Two ways to use it (same decision): :meth:`decide_among` with a trial's reported values and
     the other trials' records (a caller that keeps curves elsewhere, e.g. Optuna's storage), or
@@ -350,12 +342,8 @@ class PredStoppingRule:
         n_probes: int = 0,
         calibrate: bool = True,
         eta: float = ETA,
-        trust_model: bool = False,
-        audit: bool = False,
     ) -> None:
         self.max_resource = check_max_resource(max_resource)
-        self.trust_model = check_bool("trust_model", trust_model)
-        self.audit = check_bool("audit", audit)
         self.keep_fraction = check_keep_fraction(keep_fraction)
         self.n_probes = check_n_probes(n_probes)
         self.calibrate = check_bool("calibrate", calibrate)
@@ -439,39 +427,12 @@ class PredStoppingRule:
         """The calibrated rule's rungs: ``depth * eta^k`` below ``max_resource``."""
         return rung_steps(self.exploration_steps, self.max_resource, self.eta)
 
-    @property
-    def audit_period(self) -> int:
-        """With ``audit=True``: one trial in this many is an audit, the inverse share of the
-        configurations that Hyperband's bracket ``s = 0`` runs (Li et al. 2018, Alg. 1: bracket
-        ``s`` starts ``n_s = ceil((s_max + 1) eta^s / (s + 1))``; bracket 0 never stops early)
-        for the full budget ``T``, the depth as the minimum budget and ``eta`` rounded to an
-        integer; 0 (no audits) without ``audit`` or with fewer than two Hyperband rungs.
-
-        Example:
-            >>> PredStoppingRule(52, 0.1, audit=True).audit_period   # brackets of 9, 5, 3: 17 / 3
-            6
-        """
-        eta = max(2, round(self.eta))
-        depth = max(1, self.exploration_steps)
-        if not self.audit or self.max_resource < eta * depth:
-            return 0
-        schedule = HyperbandSchedule(self.max_resource, eta, depth)
-        return max(1, round(schedule.n_configs / schedule.pool_size(0)))
-
-    def is_audit(self, number: int) -> bool:
-        """Whether trial ``number`` (0, 1, 2, ... in creation order) is an audit: every
-        :attr:`audit_period`-th trial, the first one being ``audit_period - 1``."""
-        period = self.audit_period
-        return period > 0 and int(number) % period == period - 1
-
     def decide_among(
         self,
         reported: Mapping[int, float],
         others: Sequence[TrialRecord],
         maximize: bool | None = None,
         n_probes: int | None = None,
-        model_expects_improvement: bool = False,
-        audit: bool = False,
     ) -> bool:
         """The decision for a trial that reported ``{step: value}`` (its last report is the
         largest step), given the other trials (``others``: running, pruned and complete ones;
@@ -493,14 +454,7 @@ class PredStoppingRule:
         6. at its first step at or past a rung ``depth * eta^k``: stop when its value is not
            among the best :func:`~uvp_plugins.adacent.reliability.kept_share` of the values the
            other trials had at that rung (at least :data:`MIN_PEERS` of them), the share set
-           by the rank agreement measured there on the complete trials - unless
-           ``model_expects_improvement`` (the sampler's model of the final value predicted
-           this trial beats the best final value, ``Proposal.promising``) and the rule was
-           built with ``trust_model=True``: the cut ranks by a proxy of the final value, the
-           model by all the evidence, so such a trial is left to PRED (issue 29: a study's
-           completions go to configurations near the incumbent, more as the model improves).
-           An audit trial (``audit``, :meth:`is_audit`, with ``audit=True``) is not cut
-           either.
+           by the rank agreement measured there on the complete trials.
         """
         up = self.maximize if maximize is None else maximize
         if not self.calibrate:
@@ -546,10 +500,6 @@ class PredStoppingRule:
             if math.isfinite(bound) and (bound < best if up else bound > best):
                 return True
         if self.keep_fraction is None or not below or not self._first_at_or_past(reported, step, rung):
-            return False
-        if self.trust_model and model_expects_improvement:
-            return False
-        if self.audit and audit:
             return False
         peers = [value_at(r.curve, rung, up) for r in others if _reached(r, rung, up)]
         peers = [v for v in peers if math.isfinite(v)]
@@ -690,8 +640,6 @@ class PredStoppingRule:
                 "n_probes": self.n_probes,
                 "calibrate": self.calibrate,
                 "eta": self.eta,
-                "trust_model": self.trust_model,
-                "audit": self.audit,
             },
             "trials": [
                 [trial, self._last_step.get(trial, 0), [[s, v] for s, v in sorted(curve.items())]]

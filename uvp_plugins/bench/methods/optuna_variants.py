@@ -5,12 +5,7 @@ docs/results/optuna.md ("Issue 29 results on the tuning sets") can be reproduced
   for the whole study (``Guidance(coverage_growth=0)``, issue 17's rule);
 * ``s-cov0`` - the same without any coverage step after the first ``n_init`` trials
   (``Guidance(coverage_every=0)``);
-* ``v-cov0`` - ``s-cov0``'s sampler with the default ``PredPruner``;
-* ``v-trust`` - the default sampler with ``PredPruner(trust_sampler=True)``: the cut spares a
-  trial the sampler's model of the final value predicted to beat the best final value;
-* ``v-audit`` - the default sampler with ``PredPruner(audit=True)``: every ``audit_period``-th
-  trial is spared the cut (Hyperband's bracket that never stops early);
-* ``v-audit-trust`` - both: ``PredPruner(audit=True, trust_sampler=True)``.
+* ``v-cov0`` - ``s-cov0``'s sampler with the default ``PredPruner``.
 
 The defaults themselves are the methods ``optuna-eadacent`` and ``optuna-eadacent-pred``.
 """
@@ -26,9 +21,7 @@ from uvp_plugins.bench.registry import register_method
 __all__: list[str] = []
 
 
-def _variant(
-    guidance_kwargs: dict[str, Any], pruned: bool, pruner_kwargs: dict[str, Any] | None = None
-) -> Callable[[RunContext], None]:
+def _variant(guidance_kwargs: dict[str, Any], pruned: bool) -> Callable[[RunContext], None]:
     def run(ctx: RunContext) -> None:
         from optuna_ext import EnhancedAdaCentSampler, PredPruner
         from uvp_plugins.adacent.guidance import Guidance
@@ -38,7 +31,7 @@ def _variant(
         guidance = Guidance(**guidance_kwargs)
         if pruned:
             sampler = EnhancedAdaCentSampler(seed=ctx.seed, max_resource=max(T, 2), guidance=guidance)
-            pruner = PredPruner(max_resource=T, **(pruner_kwargs or {})) if T >= 2 else None
+            pruner = PredPruner(max_resource=T) if T >= 2 else None
         else:
             sampler, pruner = EnhancedAdaCentSampler(seed=ctx.seed, guidance=guidance), None
         run_optuna_study(ctx, sampler, pruner)
@@ -58,23 +51,3 @@ for _name, _kwargs, _pruned in (
         requires=("optuna",),
         kind="ours",
     )(_variant(_kwargs, _pruned))
-
-
-for _name, _kwargs in (
-    ("v-audit", {"audit": True}),
-    ("v-audit-trust", {"audit": True, "trust_sampler": True}),
-):
-    register_method(
-        _name,
-        f"issue-29 variant (docs/results/optuna.md): the default sampler + PredPruner(**{_kwargs})",
-        requires=("optuna",),
-        kind="ours",
-    )(_variant({}, True, _kwargs))
-
-register_method(
-    "v-trust",
-    "issue-29 variant (docs/results/optuna.md): the default sampler + "
-    "PredPruner(trust_sampler=True)",
-    requires=("optuna",),
-    kind="ours",
-)(_variant({}, True, {"trust_sampler": True}))
