@@ -5,7 +5,9 @@ docs/results/optuna.md ("Issue 29 results on the tuning sets") can be reproduced
   for the whole study (``Guidance(coverage_growth=0)``, issue 17's rule);
 * ``s-cov0`` - the same without any coverage step after the first ``n_init`` trials
   (``Guidance(coverage_every=0)``);
-* ``v-cov0`` - ``s-cov0``'s sampler with the default ``PredPruner``.
+* ``v-cov0`` - ``s-cov0``'s sampler with the default ``PredPruner``;
+* ``v-cal0`` - the default sampler with ``PredPruner(calibrate=False)`` (issue 17's pruning rule,
+  the switch a user has).
 
 The defaults themselves are the methods ``optuna-eadacent`` and ``optuna-eadacent-pred``.
 """
@@ -21,7 +23,9 @@ from uvp_plugins.bench.registry import register_method
 __all__: list[str] = []
 
 
-def _variant(guidance_kwargs: dict[str, Any], pruned: bool) -> Callable[[RunContext], None]:
+def _variant(
+    guidance_kwargs: dict[str, Any], pruned: bool, pruner_kwargs: dict[str, Any] | None = None
+) -> Callable[[RunContext], None]:
     def run(ctx: RunContext) -> None:
         from optuna_ext import EnhancedAdaCentSampler, PredPruner
         from uvp_plugins.adacent.guidance import Guidance
@@ -31,7 +35,7 @@ def _variant(guidance_kwargs: dict[str, Any], pruned: bool) -> Callable[[RunCont
         guidance = Guidance(**guidance_kwargs)
         if pruned:
             sampler = EnhancedAdaCentSampler(seed=ctx.seed, max_resource=max(T, 2), guidance=guidance)
-            pruner = PredPruner(max_resource=T) if T >= 2 else None
+            pruner = PredPruner(max_resource=T, **(pruner_kwargs or {})) if T >= 2 else None
         else:
             sampler, pruner = EnhancedAdaCentSampler(seed=ctx.seed, guidance=guidance), None
         run_optuna_study(ctx, sampler, pruner)
@@ -51,3 +55,10 @@ for _name, _kwargs, _pruned in (
         requires=("optuna",),
         kind="ours",
     )(_variant(_kwargs, _pruned))
+
+register_method(
+    "v-cal0",
+    "issue-29 variant (docs/results/optuna.md): the default sampler + PredPruner(calibrate=False)",
+    requires=("optuna",),
+    kind="ours",
+)(_variant({}, True, {"calibrate": False}))
