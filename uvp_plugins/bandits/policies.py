@@ -70,7 +70,6 @@ REWARD_RANGE = (0.01, 0.99)
 _P = TypeVar("_P", bound="IndexPolicy")
 
 
-
 def _policy_v1_to_v2(state: dict[str, Any]) -> dict[str, Any]:
     """Version 2 added ``params["min_pulls"]`` and ``params["floor"]``: a version-1 state has
     neither and is read as written (Alg. 1's single initial pull per arm, no floor)."""

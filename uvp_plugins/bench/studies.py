@@ -201,6 +201,13 @@ def problem_options(args: argparse.Namespace) -> dict[str, Any]:
     return opts
 
 
+def _write_json(path: str | None, rows: Any) -> None:
+    """A study's ``--json PATH``: its report's rows as JSON (nothing without a path)."""
+    if path:
+        with open(path, "w") as fh:
+            json.dump(rows, fh, indent=1)
+
+
 def _no_jobs(_: argparse.Namespace) -> Plan:
     return Plan(jobs=[], out=Path("."))
 
@@ -534,9 +541,7 @@ def _tobit_report(args: argparse.Namespace, summaries: list[dict[str, Any]]) -> 
             raise RuntimeError(f"{len(failed)} tobit-runtime runs failed:\n{failed[0]['error']}")
         rows = summaries
         text = format_runtime_table(rows)
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(rows, fh, indent=1)
+    _write_json(args.json, rows)
     return text, 0
 
 
@@ -630,9 +635,7 @@ def _tobit_ac_report(args: argparse.Namespace, summaries: list[dict[str, Any]]) 
     else:
         rows = summaries
         text = format_ac_table(rows)
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(rows, fh, indent=1)
+    _write_json(args.json, rows)
     return text, 0
 
 
@@ -702,9 +705,7 @@ def _censored_report(args: argparse.Namespace, summaries: list[dict[str, Any]]) 
     else:
         rows = rows_of(summaries)
         methods = list(args.methods)
-        if args.json:
-            with open(args.json, "w") as fh:
-                json.dump(rows, fh, indent=1)
+        _write_json(args.json, rows)
     lines = [format_table(rows, methods=methods),
              "targets on the seed-averaged table: " + json.dumps(check_targets(rows))]
     per_seed = check_targets_per_seed(rows)

@@ -20,17 +20,13 @@ from typing import Any
 
 from scipy.stats import binomtest
 
-KAPPA = 0.5
-PENALTY = 10 * KAPPA
 METHODS = ("ac-tobit", "ac-smac", "ac-random")
 
 
-def _solved(runtimes: list[float | None]) -> list[float]:
-    return [r for r in runtimes if r is not None and r < KAPPA]
-
-
-def _par10(runtimes: list[float | None]) -> float:
-    return sum(PENALTY if (r is None or r >= KAPPA) else r for r in runtimes) / len(runtimes)
+def _solved(summary: dict[str, Any]) -> list[float]:
+    """The test runtimes of the instances the incumbent solved (a TIMEOUT is recorded at the
+    cutoff ``kappa_max``); PAR10 and the solved count are the summary's own."""
+    return [r for r in summary["test_runtimes"] if r is not None and r < summary["kappa_max"]]
 
 
 def _load(root: str) -> dict[tuple[str, int], dict[str, Any]]:
@@ -53,25 +49,26 @@ def _family(family: str, runs: dict[tuple[str, int], dict[str, Any]]) -> None:
     solved_by = [0] * n_test
     for group in groups:
         for method in METHODS:
+            cutoff = group[method]["kappa_max"]
             for i, r in enumerate(group[method]["test_runtimes"]):
-                solved_by[i] += r is not None and r < KAPPA
+                solved_by[i] += r is not None and r < cutoff
     total = len(groups) * len(METHODS)
     never = sum(c == 0 for c in solved_by)
     always = sum(c == total for c in solved_by)
     print(f"  test instances solved by no incumbent: {never}, by every one: {always}, by some: "
           f"{n_test - never - always} (of {n_test}; {total} incumbents)")
     if default:
-        print(f"  default: PAR10 {_par10(default['test_runtimes']):.3f}, "
-              f"solved {len(_solved(default['test_runtimes']))}")
+        print(f"  default: PAR10 {default['test_par10']:.3f}, solved {default['test_solved']}")
     for method in METHODS:
-        par10 = [_par10(g[method]["test_runtimes"]) for g in groups]
-        solved = [len(_solved(g[method]["test_runtimes"])) for g in groups]
+        par10 = [g[method]["test_par10"] for g in groups]
+        solved = [g[method]["test_solved"] for g in groups]
         print(f"  {method:10s} PAR10 median {statistics.median(par10):.3f} mean {statistics.mean(par10):.3f}; "
               f"solved per seed {solved}")
     timeouts, runtimes = [], []
     for g in groups:
-        ours, peer = g["ac-tobit"]["test_runtimes"], g["ac-smac"]["test_runtimes"]
-        timeouts.append(PENALTY * (len(_solved(peer)) - len(_solved(ours))) / n_test)
+        ours, peer = g["ac-tobit"], g["ac-smac"]
+        penalty = 10 * ours["kappa_max"]  # PAR10's count of a TIMEOUT
+        timeouts.append(penalty * (peer["test_solved"] - ours["test_solved"]) / n_test)
         runtimes.append((sum(_solved(ours)) - sum(_solved(peer))) / n_test)
     print(f"  tobit - smac PAR10 per seed: from TIMEOUTs {[round(x, 3) for x in timeouts]}, "
           f"from solved runtimes {[round(x, 3) for x in runtimes]}")
@@ -82,9 +79,10 @@ def _common_runtimes(runs: dict[tuple[str, int], dict[str, Any]], peer: str) -> 
     for _, group in sorted(runs.items()):
         if not all(k in group for k in METHODS):
             continue
+        cutoff = group["ac-tobit"]["kappa_max"]
         both = [
             (x, y) for x, y in zip(group["ac-tobit"]["test_runtimes"], group[peer]["test_runtimes"], strict=True)
-            if x is not None and y is not None and x < KAPPA and y < KAPPA
+            if x is not None and y is not None and x < cutoff and y < cutoff
         ]
         if both:
             logs = [math.log(max(x, 1e-3) / max(y, 1e-3)) for x, y in both]
