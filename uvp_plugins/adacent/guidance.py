@@ -71,7 +71,7 @@ import numpy as np
 from uvp_plugins.adacent.scores import copula, rank_scores
 from uvp_plugins.adacent.surrogate import GaussianProcess, log_expected_improvement
 from uvp_plugins.space import CategoricalParam, SearchSpace
-from uvp_plugins.validation import check_float, check_int
+from uvp_plugins.validation import check_choice, check_float, check_int
 
 __all__ = [
     "Guidance",
@@ -83,6 +83,7 @@ __all__ = [
     "copula",
     "LOCAL_PER_DIMENSION",
     "MAX_MOVED_COORDINATES",
+    "TARGETS",
 ]
 
 #: local candidates per parameter of the space (at least ``Guidance.n_local``)
@@ -91,6 +92,8 @@ LOCAL_PER_DIMENSION = 25
 #: ``MAX_MOVED_COORDINATES / d`` (at least one): small moves in a few directions, as trust-region
 #: methods do in high dimensions (Eriksson et al. 2019, TuRBO; Regis & Shoemaker 2013, DYCORS)
 MAX_MOVED_COORDINATES = 20
+#: what the surrogate can learn (:attr:`Guidance.targets`)
+TARGETS = ("final", "depth")
 
 
 @dataclass(frozen=True)
@@ -118,6 +121,10 @@ class Guidance:
             coverage step takes the next free point of the Sobol mesh in its order instead of
             the point farthest from all centers, which there lies on the boundary of the space
             (int >= 0; 0: Enhanced-KCenter in every dimension).
+        targets: what the surrogate learns once a trial completed - ``"final"`` (issue 29,
+            :func:`uvp_plugins.adacent.targets.final_targets`: the complete trials' final values,
+            the partial curves as calibrated lower fidelities) or ``"depth"`` (issue 17: every
+            trial's value at the exploration depth ``floor(delta T)``, Alg. 8's ``T_explore``).
     """
 
     n_init: int = 10
@@ -130,6 +137,7 @@ class Guidance:
     coverage_every: int = 3
     coverage_growth: int = 20
     kcenter_max_dim: int = 0
+    targets: str = "final"
 
     def __post_init__(self) -> None:
         check_int("n_init", self.n_init, low=2)
@@ -147,6 +155,7 @@ class Guidance:
         check_int("coverage_every", self.coverage_every, low=0)
         check_int("coverage_growth", self.coverage_growth, low=0)
         check_int("kcenter_max_dim", self.kcenter_max_dim, low=0)
+        check_choice("targets", self.targets, TARGETS)
 
     def coverage_step(self, k: int) -> bool:
         """Whether the ``k``-th trial (``k`` trials told before it) is a coverage step.
@@ -174,6 +183,8 @@ class Guidance:
         # a state written before these fields existed ran with the former behaviour
         kw.setdefault("coverage_growth", 0)
         kw.setdefault("kcenter_max_dim", 0)
+        # before issue 29 (no coverage_growth either) the surrogate learned the depth values
+        kw.setdefault("targets", "final" if "coverage_growth" in d else "depth")
         kw["local_scales"] = tuple(kw.get("local_scales", cls.local_scales))
         return cls(**kw)
 

@@ -7,7 +7,12 @@ docs/results/optuna.md ("Issue 29 results on the tuning sets") can be reproduced
   (``Guidance(coverage_every=0)``);
 * ``v-cov0`` - ``s-cov0``'s sampler with the default ``PredPruner``;
 * ``v-cal0`` - the default sampler with ``PredPruner(calibrate=False)`` (issue 17's pruning rule,
-  the switch a user has).
+  the switch a user has);
+* the 20·T ablation (declared 2026-11-27 13:20 UTC): ``v-depth`` (the surrogate learns the values
+  at the depth, ``Guidance(targets="depth")``, issue 17's targets), ``v-g0`` (a fixed coverage
+  period, ``Guidance(coverage_growth=0)``), ``v-depth-g0`` (both) and ``v-depth-g0-cal0`` (both
+  and ``PredPruner(calibrate=False)``: issue 17's rules with issue 29's other sampler changes),
+  each with the default ``PredPruner`` unless said.
 
 The defaults themselves are the methods ``optuna-eadacent`` and ``optuna-eadacent-pred``.
 """
@@ -56,9 +61,16 @@ for _name, _kwargs, _pruned in (
         kind="ours",
     )(_variant(_kwargs, _pruned))
 
-register_method(
-    "v-cal0",
-    "issue-29 variant (docs/results/optuna.md): the default sampler + PredPruner(calibrate=False)",
-    requires=("optuna",),
-    kind="ours",
-)(_variant({}, True, {"calibrate": False}))
+for _name, _kwargs, _pruner_kwargs in (
+    ("v-cal0", {}, {"calibrate": False}),
+    ("v-depth", {"targets": "depth"}, {}),
+    ("v-g0", {"coverage_growth": 0}, {}),
+    ("v-depth-g0", {"targets": "depth", "coverage_growth": 0}, {}),
+    ("v-depth-g0-cal0", {"targets": "depth", "coverage_growth": 0}, {"calibrate": False}),
+):
+    register_method(
+        _name,
+        f"issue-29 variant (docs/results/optuna.md): Guidance({_kwargs}) + PredPruner({_pruner_kwargs})",
+        requires=("optuna",),
+        kind="ours",
+    )(_variant(_kwargs, True, _pruner_kwargs))
