@@ -109,11 +109,21 @@ def test_copula_and_local_candidates() -> None:
         ({"local_scales": (0.0,)}, r"local_scales must be a float in \(0, 1\]"),
         ({"refit_growth": 1.0}, "refit_growth must be a float > 1"),
         ({"coverage_every": -1}, "coverage_every must be an int >= 0"),
+        ({"targets": "last"}, "targets must be one of 'final', 'depth'; got 'last'"),
     ],
 )
 def test_guidance_validation(kwargs: dict, match: str) -> None:
     with pytest.raises(ValueError, match=match):
         Guidance(**kwargs)
+
+
+def test_guidance_targets_survive_a_state_round_trip() -> None:
+    """The targets setting is part of the state; a state written before issue 29 (no
+    ``coverage_growth``) ran with the depth targets and reads back so."""
+    assert Guidance.from_dict(Guidance(targets="depth").to_dict()).targets == "depth"
+    assert Guidance.from_dict(Guidance().to_dict()).targets == "final"
+    old = {k: v for k, v in Guidance().to_dict().items() if k not in ("targets", "coverage_growth")}
+    assert Guidance.from_dict(old).targets == "depth"
 
 
 def test_guidance_type_is_checked() -> None:

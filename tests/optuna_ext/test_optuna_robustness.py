@@ -15,6 +15,7 @@ import pytest
 from optuna.trial import TrialState
 
 from optuna_ext import EnhancedAdaCentSampler, PredPruner
+from uvp_plugins.adacent.guidance import Guidance
 
 pytestmark = pytest.mark.optuna
 optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -160,3 +161,10 @@ def test_curves_that_cross_without_a_pruner_the_final_value_is_optimised() -> No
     rand = optuna.create_study(direction="maximize", sampler=optuna.samplers.RandomSampler(seed=0))
     rand.optimize(objective, n_trials=40)
     assert ours.best_value > rand.best_value and ours.best_value > 0.99
+    # issue 17's targets (the value at the depth) chase the early optimum instead
+    depth = optuna.create_study(
+        direction="maximize",
+        sampler=EnhancedAdaCentSampler(seed=0, guidance=Guidance(targets="depth")),
+    )
+    depth.optimize(objective, n_trials=40)
+    assert depth.best_value < 0.99 < ours.best_value
