@@ -84,6 +84,7 @@ __all__ = [
     "LOCAL_PER_DIMENSION",
     "MAX_MOVED_COORDINATES",
     "TARGETS",
+    "BOUNDS",
 ]
 
 #: local candidates per parameter of the space (at least ``Guidance.n_local``)
@@ -94,6 +95,8 @@ LOCAL_PER_DIMENSION = 25
 MAX_MOVED_COORDINATES = 20
 #: what the surrogate can learn (:attr:`Guidance.targets`)
 TARGETS = ("final", "depth")
+#: what a local step past a bound becomes (:attr:`Guidance.bounds`)
+BOUNDS = ("reflect", "clip", "both")
 
 
 @dataclass(frozen=True)
@@ -125,6 +128,10 @@ class Guidance:
             :func:`uvp_plugins.adacent.targets.final_targets`: the complete trials' final values,
             the partial curves as calibrated lower fidelities) or ``"depth"`` (issue 17: every
             trial's value at the exploration depth ``floor(delta T)``, Alg. 8's ``T_explore``).
+        bounds: a local step past a bound of the space is reflected back inside (``"reflect"``,
+            issue 29: candidates do not pile up on a bound), clipped onto the bound
+            (``"clip"``, issue 17), or both (``"both"``: the reflected point and the point on
+            the bound are both candidates, and the expected improvement chooses).
     """
 
     n_init: int = 10
@@ -138,6 +145,7 @@ class Guidance:
     coverage_growth: int = 20
     kcenter_max_dim: int = 0
     targets: str = "final"
+    bounds: str = "reflect"
 
     def __post_init__(self) -> None:
         check_int("n_init", self.n_init, low=2)
@@ -156,6 +164,7 @@ class Guidance:
         check_int("coverage_growth", self.coverage_growth, low=0)
         check_int("kcenter_max_dim", self.kcenter_max_dim, low=0)
         check_choice("targets", self.targets, TARGETS)
+        check_choice("bounds", self.bounds, BOUNDS)
 
     def coverage_step(self, k: int) -> bool:
         """Whether the ``k``-th trial (``k`` trials told before it) is a coverage step.
@@ -185,6 +194,7 @@ class Guidance:
         kw.setdefault("kcenter_max_dim", 0)
         # before issue 29 (no coverage_growth either) the surrogate learned the depth values
         kw.setdefault("targets", "final" if "coverage_growth" in d else "depth")
+        kw.setdefault("bounds", "reflect" if "coverage_growth" in d else "clip")
         kw["local_scales"] = tuple(kw.get("local_scales", cls.local_scales))
         return cls(**kw)
 
@@ -358,8 +368,12 @@ def local_candidate_points(
     n: int,
     scales: Sequence[float],
     rng: np.random.Generator,
+    bounds: str = "reflect",
 ) -> tuple[list[dict[str, Any]], np.ndarray]:
-    """:func:`local_candidates` and their distance embedding (rows), decoded in one pass."""
+    """:func:`local_candidates` and their distance embedding (rows), decoded in one pass.
+    ``bounds`` (:attr:`Guidance.bounds`): a step past a bound is reflected (``"reflect"``),
+    clipped onto the bound (``"clip"``), or both (``"both"``: the clipped twin is added, so
+    there are more than ``n`` candidates)."""
     if n <= 0 or not configs:
         return [], np.empty((0, space.embedding_dim))
     U = space.to_unit(list(configs))
@@ -371,9 +385,17 @@ def local_candidate_points(
         moved = rng.random(base.shape) < MAX_MOVED_COORDINATES / d
         moved[np.arange(n), rng.integers(0, d, size=n)] = True
         step *= moved
-    out = reflect_unit(base + step)
+    raw = base + step
+    out = np.clip(raw, 0.0, 1.0) if bounds == "clip" else reflect_unit(raw)
+    numeric = np.ones(d, dtype=bool)
     for j, p in enumerate(space.params):
         if isinstance(p, CategoricalParam):
+            numeric[j] = False
             flip = rng.random(n) < s
             out[:, j] = np.where(flip, rng.random(n), base[:, j])
+    if bounds == "both":  # a step past a bound also lands on it (Guidance.bounds)
+        crossed = np.any(((raw < 0.0) | (raw > 1.0)) & numeric, axis=1)
+        twins = out[crossed].copy()
+        twins[:, numeric] = np.clip(raw[crossed][:, numeric], 0.0, 1.0)
+        out = np.concatenate([out, twins])
     return space.decode_unit(out)

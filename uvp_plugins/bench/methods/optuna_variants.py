@@ -12,7 +12,10 @@ docs/results/optuna.md ("Issue 29 results on the tuning sets") can be reproduced
   at the depth, ``Guidance(targets="depth")``, issue 17's targets), ``v-g0`` (a fixed coverage
   period, ``Guidance(coverage_growth=0)``), ``v-depth-g0`` (both) and ``v-depth-g0-cal0`` (both
   and ``PredPruner(calibrate=False)``: issue 17's rules with issue 29's other sampler changes),
-  each with the default ``PredPruner`` unless said.
+  each with the default ``PredPruner`` unless said;
+* bounds (declared 2026-11-27 13:30 UTC): ``v-clip`` (``Guidance(bounds="clip")``, issue 17's
+  local candidates clipped onto the bounds) and ``v-both`` (``Guidance(bounds="both")``: the
+  reflected candidate and its clipped twin), each with the default ``PredPruner``.
 
 The defaults themselves are the methods ``optuna-eadacent`` and ``optuna-eadacent-pred``.
 """
@@ -67,6 +70,8 @@ for _name, _kwargs, _pruner_kwargs in (
     ("v-g0", {"coverage_growth": 0}, {}),
     ("v-depth-g0", {"targets": "depth", "coverage_growth": 0}, {}),
     ("v-depth-g0-cal0", {"targets": "depth", "coverage_growth": 0}, {"calibrate": False}),
+    ("v-clip", {"bounds": "clip"}, {}),
+    ("v-both", {"bounds": "both"}, {}),
 ):
     register_method(
         _name,
