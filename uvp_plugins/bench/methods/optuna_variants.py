@@ -8,12 +8,12 @@ docs/results/optuna.md ("Issue 29 results on the tuning sets") can be reproduced
 * ``v-cov0`` - ``s-cov0``'s sampler with the default ``PredPruner``;
 * ``v-cal0`` - the default sampler with ``PredPruner(calibrate=False)`` (issue 17's pruning rule,
   the switch a user has);
-* the 20·T ablation (declared 2026-11-27 13:20 UTC): ``v-depth`` (the surrogate learns the values
+* the 20·T ablation (declared 2026-11-27 13:07 UTC): ``v-depth`` (the surrogate learns the values
   at the depth, ``Guidance(targets="depth")``, issue 17's targets), ``v-g0`` (a fixed coverage
   period, ``Guidance(coverage_growth=0)``), ``v-depth-g0`` (both) and ``v-depth-g0-cal0`` (both
   and ``PredPruner(calibrate=False)``: issue 17's rules with issue 29's other sampler changes),
   each with the default ``PredPruner`` unless said;
-* bounds (declared 2026-11-27 13:30 UTC): ``v-clip`` (``Guidance(bounds="clip")``, issue 17's
+* bounds (declared 2026-11-27 13:14 UTC): ``v-clip`` (``Guidance(bounds="clip")``, issue 17's
   local candidates clipped onto the bounds) and ``v-both`` (``Guidance(bounds="both")``: the
   reflected candidate and its clipped twin), each with the default ``PredPruner``.
 
