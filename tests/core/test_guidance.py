@@ -7,7 +7,13 @@ import json
 import numpy as np
 import pytest
 
-from uvp_plugins.adacent.guidance import Guidance, GuidedModel, copula, local_candidates
+from uvp_plugins.adacent.guidance import (
+    Guidance,
+    GuidedModel,
+    copula,
+    local_candidate_points,
+    local_candidates,
+)
 from uvp_plugins.adacent.online import OnlineEnhancedAdaCent
 from uvp_plugins.space import CategoricalParam, FloatParam, IntParam, SearchSpace
 
@@ -100,6 +106,24 @@ def test_copula_and_local_candidates() -> None:
     assert again == near
 
 
+def test_local_steps_past_a_bound_are_reflected_clipped_or_both() -> None:
+    """``Guidance.bounds``: reflected steps never land on the bound, clipped ones pile onto it,
+    ``"both"`` keeps every reflected candidate and adds the crossing ones' twins on the bound."""
+    space = SearchSpace([FloatParam("x", 0.0, 1.0), FloatParam("y", 0.0, 1.0)])
+    near = [{"x": 0.01, "y": 0.5}]
+
+    def on_bound(cs: list[dict]) -> int:
+        return sum(c["x"] in (0.0, 1.0) or c["y"] in (0.0, 1.0) for c in cs)
+
+    reflect = local_candidate_points(space, near, 200, [0.05], np.random.default_rng(0))[0]
+    clip = local_candidate_points(space, near, 200, [0.05], np.random.default_rng(0), "clip")[0]
+    both = local_candidate_points(space, near, 200, [0.05], np.random.default_rng(0), "both")[0]
+    assert len(reflect) == len(clip) == 200 and on_bound(reflect) == 0
+    crossing = on_bound(clip)
+    assert 50 < crossing < 150
+    assert both[:200] == reflect and len(both) == 200 + crossing and on_bound(both) == crossing
+
+
 @pytest.mark.parametrize(
     "kwargs, match",
     [
@@ -110,6 +134,8 @@ def test_copula_and_local_candidates() -> None:
         ({"refit_growth": 1.0}, "refit_growth must be a float > 1"),
         ({"coverage_every": -1}, "coverage_every must be an int >= 0"),
         ({"targets": "last"}, "targets must be one of 'final', 'depth'; got 'last'"),
+        ({"bounds": "wrap"}, "bounds must be one of 'reflect', 'clip', 'both'; got 'wrap'"),
+        ({"lengthscale_prior": "flat"}, "lengthscale_prior must be one of 'sqrt-d', 'hvarfner'"),
     ],
 )
 def test_guidance_validation(kwargs: dict, match: str) -> None:
@@ -122,8 +148,11 @@ def test_guidance_targets_survive_a_state_round_trip() -> None:
     ``coverage_growth``) ran with the depth targets and reads back so."""
     assert Guidance.from_dict(Guidance(targets="depth").to_dict()).targets == "depth"
     assert Guidance.from_dict(Guidance().to_dict()).targets == "final"
-    old = {k: v for k, v in Guidance().to_dict().items() if k not in ("targets", "coverage_growth")}
+    new_fields = ("targets", "bounds", "lengthscale_prior", "coverage_growth")
+    old = {k: v for k, v in Guidance().to_dict().items() if k not in new_fields}
     assert Guidance.from_dict(old).targets == "depth"
+    assert Guidance.from_dict(old).bounds == "clip" and Guidance().bounds == "reflect"
+    assert Guidance.from_dict(old).lengthscale_prior == "hvarfner"
 
 
 def test_guidance_type_is_checked() -> None:

@@ -69,7 +69,11 @@ from typing import Any
 import numpy as np
 
 from uvp_plugins.adacent.scores import copula, rank_scores
-from uvp_plugins.adacent.surrogate import GaussianProcess, log_expected_improvement
+from uvp_plugins.adacent.surrogate import (
+    LENGTHSCALE_PRIORS,
+    GaussianProcess,
+    log_expected_improvement,
+)
 from uvp_plugins.space import CategoricalParam, SearchSpace
 from uvp_plugins.validation import check_choice, check_float, check_int
 
@@ -132,6 +136,9 @@ class Guidance:
             issue 29: candidates do not pile up on a bound), clipped onto the bound
             (``"clip"``, issue 17), or both (``"both"``: the reflected point and the point on
             the bound are both candidates, and the expected improvement chooses).
+        lengthscale_prior: the surrogate's lengthscale prior, a name of
+            :data:`~uvp_plugins.adacent.surrogate.LENGTHSCALE_PRIORS`: ``"sqrt-d"`` (issue 29,
+            median ``sqrt(D)``) or ``"hvarfner"`` (issue 17, Hvarfner et al.'s ``4.1 sqrt(D)``).
     """
 
     n_init: int = 10
@@ -146,6 +153,7 @@ class Guidance:
     kcenter_max_dim: int = 0
     targets: str = "final"
     bounds: str = "reflect"
+    lengthscale_prior: str = "sqrt-d"
 
     def __post_init__(self) -> None:
         check_int("n_init", self.n_init, low=2)
@@ -165,6 +173,7 @@ class Guidance:
         check_int("kcenter_max_dim", self.kcenter_max_dim, low=0)
         check_choice("targets", self.targets, TARGETS)
         check_choice("bounds", self.bounds, BOUNDS)
+        check_choice("lengthscale_prior", self.lengthscale_prior, tuple(LENGTHSCALE_PRIORS))
 
     def coverage_step(self, k: int) -> bool:
         """Whether the ``k``-th trial (``k`` trials told before it) is a coverage step.
@@ -195,6 +204,7 @@ class Guidance:
         # before issue 29 (no coverage_growth either) the surrogate learned the depth values
         kw.setdefault("targets", "final" if "coverage_growth" in d else "depth")
         kw.setdefault("bounds", "reflect" if "coverage_growth" in d else "clip")
+        kw.setdefault("lengthscale_prior", "sqrt-d" if "coverage_growth" in d else "hvarfner")
         kw["local_scales"] = tuple(kw.get("local_scales", cls.local_scales))
         return cls(**kw)
 
@@ -288,7 +298,8 @@ class GuidedModel:
             else:
                 yc, ec = fit_data(first)
             keep = _subset(yc, numbers[first], g.n_fit)
-            theta = GaussianProcess().fit(X[first[keep]], yc[keep], noise=ec[keep]).theta
+            gp = GaussianProcess(lengthscale_prior=g.lengthscale_prior)
+            theta = gp.fit(X[first[keep]], yc[keep], noise=ec[keep]).theta
             assert theta is not None
             if len(self._theta) > 64:
                 self._theta.clear()
@@ -310,7 +321,8 @@ class GuidedModel:
             if self._posterior is None:
                 raise RuntimeError("update() with at least n_init values first")
             Xp, yp, theta, extra = self._posterior
-            self.gp = GaussianProcess().fit(Xp, yp, theta=theta, noise=extra)
+            gp = GaussianProcess(lengthscale_prior=self.guidance.lengthscale_prior)
+            self.gp = gp.fit(Xp, yp, theta=theta, noise=extra)
         mean, std = self.gp.predict(Z)
         return log_expected_improvement(mean, std, self.best)
 

@@ -37,7 +37,12 @@ from scipy.linalg import cho_solve, cholesky, solve_triangular
 from scipy.optimize import minimize
 from scipy.special import erfcx, ndtr
 
-__all__ = ["GaussianProcess", "expected_improvement", "log_expected_improvement"]
+__all__ = [
+    "GaussianProcess",
+    "expected_improvement",
+    "log_expected_improvement",
+    "LENGTHSCALE_PRIORS",
+]
 
 _SQRT5 = math.sqrt(5.0)
 #: bounds of the log hyperparameters (lengthscales, signal variance, noise variance)
@@ -52,6 +57,12 @@ _JITTER = 1e-8
 #: the log-normal lengthscale prior (module doc): mean ``shift + log(D)/2``, this sd
 LENGTHSCALE_PRIOR_SHIFT = 0.0
 LENGTHSCALE_PRIOR_SD = 1.0
+#: the named lengthscale priors, ``(shift, sd)``: the default above, and Hvarfner et al.'s (the
+#: issue-17 prior, median lengthscale ``4.1 sqrt(D)``: smoother models that favour the bounds)
+LENGTHSCALE_PRIORS = {
+    "sqrt-d": (LENGTHSCALE_PRIOR_SHIFT, LENGTHSCALE_PRIOR_SD),
+    "hvarfner": (math.sqrt(2.0), math.sqrt(3.0)),
+}
 
 
 def _matern52(r: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -74,10 +85,17 @@ class GaussianProcess:
 
     Args:
         max_iter: L-BFGS-B iterations of the hyperparameter fit.
+        lengthscale_prior: a name of :data:`LENGTHSCALE_PRIORS` (default ``"sqrt-d"``).
     """
 
-    def __init__(self, max_iter: int = 60) -> None:
+    def __init__(self, max_iter: int = 60, lengthscale_prior: str = "sqrt-d") -> None:
         self.max_iter = int(max_iter)
+        if lengthscale_prior not in LENGTHSCALE_PRIORS:
+            raise ValueError(
+                f"lengthscale_prior must be one of {', '.join(map(repr, LENGTHSCALE_PRIORS))}; "
+                f"got {lengthscale_prior!r}"
+            )
+        self._ls_prior = LENGTHSCALE_PRIORS[lengthscale_prior]
         self.theta: np.ndarray | None = None  # log lengthscales..., log signal, log noise
         self._X = np.empty((0, 0))
         self._y_mean = 0.0
@@ -86,9 +104,9 @@ class GaussianProcess:
         self._alpha = np.empty(0)
 
     # ------------------------------------------------------------ hyperparameters
-    @staticmethod
-    def _prior_ls(D: int) -> tuple[float, float]:
-        return LENGTHSCALE_PRIOR_SHIFT + 0.5 * math.log(D), LENGTHSCALE_PRIOR_SD
+    def _prior_ls(self, D: int) -> tuple[float, float]:
+        shift, sd = self._ls_prior
+        return shift + 0.5 * math.log(D), sd
 
     def _initial(self, D: int) -> np.ndarray:
         mu, _ = self._prior_ls(D)

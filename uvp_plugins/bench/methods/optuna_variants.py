@@ -15,7 +15,10 @@ docs/results/optuna.md ("Issue 29 results on the tuning sets") can be reproduced
   each with the default ``PredPruner`` unless said;
 * bounds (declared 2026-11-27 13:14 UTC): ``v-clip`` (``Guidance(bounds="clip")``, issue 17's
   local candidates clipped onto the bounds) and ``v-both`` (``Guidance(bounds="both")``: the
-  reflected candidate and its clipped twin), each with the default ``PredPruner``.
+  reflected candidate and its clipped twin), each with the default ``PredPruner``;
+* ``v-issue17`` - issue 17's rules through today's switches: ``Guidance(targets="depth",
+  coverage_growth=0, bounds="clip", lengthscale_prior="hvarfner")`` with
+  ``PredPruner(calibrate=False)``.
 
 The defaults themselves are the methods ``optuna-eadacent`` and ``optuna-eadacent-pred``.
 """
@@ -72,6 +75,11 @@ for _name, _kwargs, _pruner_kwargs in (
     ("v-depth-g0-cal0", {"targets": "depth", "coverage_growth": 0}, {"calibrate": False}),
     ("v-clip", {"bounds": "clip"}, {}),
     ("v-both", {"bounds": "both"}, {}),
+    (
+        "v-issue17",
+        {"targets": "depth", "coverage_growth": 0, "bounds": "clip", "lengthscale_prior": "hvarfner"},
+        {"calibrate": False},
+    ),
 ):
     register_method(
         _name,
