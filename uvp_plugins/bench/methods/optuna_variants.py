@@ -16,6 +16,7 @@ docs/results/optuna.md ("Issue 29 results on the tuning sets") can be reproduced
 * bounds (declared 2026-11-27 13:14 UTC): ``v-clip`` (``Guidance(bounds="clip")``, issue 17's
   local candidates clipped onto the bounds) and ``v-both`` (``Guidance(bounds="both")``: the
   reflected candidate and its clipped twin), each with the default ``PredPruner``;
+* ``s-both`` - the sampler of ``v-both`` without a pruner (BBOB);
 * ``v-issue17`` - issue 17's rules through today's switches: ``Guidance(targets="depth",
   coverage_growth=0, bounds="clip", lengthscale_prior="hvarfner")`` with
   ``PredPruner(calibrate=False)``.
@@ -58,6 +59,7 @@ for _name, _kwargs, _pruned in (
     ("s-g0", {"coverage_growth": 0}, False),
     ("s-cov0", {"coverage_every": 0}, False),
     ("v-cov0", {"coverage_every": 0}, True),
+    ("s-both", {"bounds": "both"}, False),
 ):
     register_method(
         _name,
