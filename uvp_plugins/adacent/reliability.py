@@ -52,7 +52,7 @@ from scipy.stats import rankdata
 
 from uvp_plugins.adacent.curves import pred_last_slope
 from uvp_plugins.adacent.histories import dense_history, value_at
-from uvp_plugins.adacent.scores import population_gap, quantile_score
+from uvp_plugins.adacent.scores import quantile_score
 
 __all__ = [
     "PRIOR_AGREEMENT",
@@ -153,7 +153,6 @@ def pseudo_final(
     complete_scores: Sequence[float] | np.ndarray,
     agreement: float,
     maximize: bool = True,
-    population: Sequence[float] | None = None,
 ) -> tuple[float, float]:
     """What a value at a step says about the final value, on the scale of the complete trials'
     final-value scores: the score at the value's quantile among the complete trials' values at
@@ -161,13 +160,6 @@ def pseudo_final(
     score by the agreement, and the variance left, ``(1 - agreement^2)`` times the scores'
     variance (at least 1 % of it) - the regression of a bivariate normal whose correlation is
     the measured rank agreement. Returns ``(mean, variance)``.
-
-    With ``population`` (the values at the step of every trial that reached it, complete ones
-    included), a value outside the complete trials' range is not clamped to the lowest (or
-    highest) score: it lies below (above) it by its distance in normal scores among the
-    population (:func:`uvp_plugins.adacent.scores.population_gap`). The complete trials are the
-    ones the pruner let through, so most trials lie below all of them; clamped, they would all
-    get the same target and the surrogate would learn nothing from their order.
 
     Example:
         >>> m, v = pseudo_final(0.9, [0.5, 0.6, 0.7], [-1.0, 0.0, 1.0], 0.8)  # above them all
@@ -182,15 +174,7 @@ def pseudo_final(
         spread = float(scores.var()) if scores.size > 1 else 1.0
         return float(scores.mean()) if scores.size else 0.0, max(spread, 1e-6)
     ref_kept = [ref[i] if maximize else -ref[i] for i in keep]
-    v = value if maximize else -value
-    score = quantile_score(v, ref_kept, scores[keep])
-    if population is not None:
-        pop = [p if maximize else -p for p in population if math.isfinite(p)]
-        lo, hi = min(ref_kept), max(ref_kept)
-        if v < lo:
-            score = float(scores[keep].min()) - population_gap(v, lo, pop)
-        elif v > hi:
-            score = float(scores[keep].max()) + population_gap(hi, v, pop)
+    score = quantile_score(value if maximize else -value, ref_kept, scores[keep])
     centre = float(scores.mean())
     spread = float(scores.var()) if scores.size > 1 else 1.0
     spread = max(spread, 1e-6)

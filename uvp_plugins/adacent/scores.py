@@ -32,7 +32,7 @@ import numpy as np
 from scipy.special import ndtri
 from scipy.stats import rankdata
 
-__all__ = ["copula", "rank_scores", "quantile_score", "population_gap"]
+__all__ = ["copula", "rank_scores", "quantile_score"]
 
 
 def copula(y: np.ndarray) -> np.ndarray:
@@ -80,26 +80,3 @@ def quantile_score(
     position = below + 0.5 * equal  # values below, ties counted half: in [0, n]
     grid = np.arange(scores.size) + 0.5
     return float(np.interp(position * scores.size / n, grid, scores))
-
-
-def population_gap(low: float, high: float, population: Sequence[float] | np.ndarray) -> float:
-    """How far ``high`` lies above ``low`` in standard normal scores of their mid-rank
-    positions among ``population`` (0 when the population holds fewer than two values or
-    ``high <= low``).
-
-    Example:
-        >>> round(population_gap(0.2, 0.8, [0.1, 0.2, 0.5, 0.8, 0.9]), 3)
-        1.049
-    """
-    ref = np.sort(np.asarray(population, dtype=float))
-    n = ref.size
-    if n < 2 or not high > low:
-        return 0.0
-
-    def z(v: float) -> float:
-        below = float(np.searchsorted(ref, v, side="left"))
-        equal = float(np.searchsorted(ref, v, side="right")) - below
-        position = min(max(below + 0.5 * equal, 0.5), n - 0.5)
-        return float(ndtri(position / n))
-
-    return max(z(high) - z(low), 0.0)

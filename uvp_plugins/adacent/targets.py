@@ -48,10 +48,6 @@ from uvp_plugins.adacent.scores import rank_scores
 
 __all__ = ["TrialEvidence", "final_targets", "final_value"]
 
-#: experiment switch (declared 2026-11-27, docs/results/optuna.md): pruned trials outside the
-#: complete trials' range keep their order (:func:`~uvp_plugins.adacent.reliability.pseudo_final`)
-EXTRAPOLATE = False
-
 #: a trial as the targets read it: its curve, its status and its final value (complete trials)
 TrialEvidence = tuple[Mapping[int, float], str, "float | None"]
 
@@ -106,14 +102,10 @@ def final_targets(
             memo[step] = (
                 max(0.0, rank_agreement(complete_curves, ok_finals.tolist(), step, maximize)),
                 [value_at(c, step, maximize) for c in complete_curves],
-                [value_at(c, step, maximize) for c, _, _ in trials if c and max(c) >= step]
-                if EXTRAPOLATE
-                else None,
             )
-        agreement, reference, population = memo[step]
+        agreement, reference = memo[step]
         m, v = pseudo_final(
-            value_at(curve, step, maximize), reference, final_scores, agreement, maximize,
-            population,
+            value_at(curve, step, maximize), reference, final_scores, agreement, maximize
         )
         mean[i], var[i] = m, v
     return mean, var, True
