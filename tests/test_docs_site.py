@@ -40,7 +40,7 @@ def _own_python_blocks() -> list[tuple[str, str]]:
 
 #: the pages with snippets of their own; a test below runs each as written and checks its result
 CHECKED_BELOW = {"plugins/optuna-maxucb.md", "plugins/optuna-idhb.md", "plugins/smac-maxucb.md",
-                 "plugins/smac-tobit.md", "plugins/smac-idhb.md"}
+                 "plugins/smac-tobit.md", "plugins/smac-idhb.md", "plugins/optuna-adacent-pred.md"}
 
 
 def _page_blocks(page: str) -> list[str]:
@@ -119,6 +119,19 @@ def test_optuna_idhb_snippet_continues_the_study_at_27(tmp_path: Path,
     pruner, study = ns["pruner"], ns["study"]
     assert pruner.core(study).ledger.continuation == 357 == sum(ns["checkpoints"].values())
     assert abs(pruner.best_trial(study).params["lr"] - 0.1) < 0.05
+
+
+def test_optuna_issue17_rules_snippet_completes_trials_near_the_best_rate(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (block,) = _page_blocks("plugins/optuna-adacent-pred.md")
+    ns = _run(block, tmp_path, monkeypatch)
+    from optuna.trial import TrialState
+
+    study, rules = ns["study"], ns["issue17_rules"]
+    assert (rules.targets, rules.bounds, rules.lengthscale_prior) == ("depth", "clip", "hvarfner")
+    assert study.sampler._guidance is rules and study.pruner.calibrate is False
+    complete = [t for t in study.trials if t.state == TrialState.COMPLETE]
+    assert complete and abs(math.log10(study.best_params["lr"]) + 2) < 0.5
 
 
 @pytest.mark.smac
