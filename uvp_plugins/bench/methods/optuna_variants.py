@@ -55,21 +55,13 @@ def _variant(
     return run
 
 
-for _name, _kwargs, _pruned in (
+_SAMPLER_VARIANTS: tuple[tuple[str, dict[str, Any], bool], ...] = (
     ("s-g0", {"coverage_growth": 0}, False),
     ("s-cov0", {"coverage_every": 0}, False),
     ("v-cov0", {"coverage_every": 0}, True),
     ("s-both", {"bounds": "both"}, False),
-):
-    register_method(
-        _name,
-        f"issue-29 variant (docs/results/optuna.md): Guidance({_kwargs})"
-        + (" + PredPruner" if _pruned else ", no pruner"),
-        requires=("optuna",),
-        kind="ours",
-    )(_variant(_kwargs, _pruned))
-
-for _name, _kwargs, _pruner_kwargs in (
+)
+_PRUNED_VARIANTS: tuple[tuple[str, dict[str, Any], dict[str, Any]], ...] = (
     ("v-cal0", {}, {"calibrate": False}),
     ("v-depth", {"targets": "depth"}, {}),
     ("v-g0", {"coverage_growth": 0}, {}),
@@ -82,7 +74,18 @@ for _name, _kwargs, _pruner_kwargs in (
         {"targets": "depth", "coverage_growth": 0, "bounds": "clip", "lengthscale_prior": "hvarfner"},
         {"calibrate": False},
     ),
-):
+)
+
+for _name, _kwargs, _pruned in _SAMPLER_VARIANTS:
+    register_method(
+        _name,
+        f"issue-29 variant (docs/results/optuna.md): Guidance({_kwargs})"
+        + (" + PredPruner" if _pruned else ", no pruner"),
+        requires=("optuna",),
+        kind="ours",
+    )(_variant(_kwargs, _pruned))
+
+for _name, _kwargs, _pruner_kwargs in _PRUNED_VARIANTS:
     register_method(
         _name,
         f"issue-29 variant (docs/results/optuna.md): Guidance({_kwargs}) + PredPruner({_pruner_kwargs})",
