@@ -91,3 +91,17 @@ def test_bad_shapes_are_refused() -> None:
         GaussianProcess().fit(np.zeros(3), np.zeros(3))
     with pytest.raises(RuntimeError, match="fit"):
         GaussianProcess().predict(np.zeros((1, 2)))
+
+
+def test_lengthscale_prior_is_named_and_changes_the_fit() -> None:
+    """``lengthscale_prior`` picks a prior of ``LENGTHSCALE_PRIORS``; Hvarfner et al.'s (issue 17)
+    centres the lengthscales higher, so on the same few points the fit is smoother."""
+    with pytest.raises(ValueError, match="lengthscale_prior must be one of 'sqrt-d', 'hvarfner'; got 'flat'"):
+        GaussianProcess(lengthscale_prior="flat")
+    rng = np.random.default_rng(0)
+    X = rng.random((12, 4))
+    y = np.sin(6 * X[:, 0]) + X[:, 1]
+    short = GaussianProcess().fit(X, y).theta
+    long = GaussianProcess(lengthscale_prior="hvarfner").fit(X, y).theta
+    assert short is not None and long is not None
+    assert np.mean(long[:4]) > np.mean(short[:4])
