@@ -198,13 +198,14 @@ class Guidance:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Guidance:
         kw = dict(d)
-        # a state written before these fields existed ran with the former behaviour
+        # a state written before these fields existed ran with the former behaviour; one
+        # written before issue 29 (no coverage_growth) ran with all of issue 17's rules
+        issue17 = "coverage_growth" not in d
         kw.setdefault("coverage_growth", 0)
         kw.setdefault("kcenter_max_dim", 0)
-        # before issue 29 (no coverage_growth either) the surrogate learned the depth values
-        kw.setdefault("targets", "final" if "coverage_growth" in d else "depth")
-        kw.setdefault("bounds", "reflect" if "coverage_growth" in d else "clip")
-        kw.setdefault("lengthscale_prior", "sqrt-d" if "coverage_growth" in d else "hvarfner")
+        kw.setdefault("targets", "depth" if issue17 else "final")
+        kw.setdefault("bounds", "clip" if issue17 else "reflect")
+        kw.setdefault("lengthscale_prior", "hvarfner" if issue17 else "sqrt-d")
         kw["local_scales"] = tuple(kw.get("local_scales", cls.local_scales))
         return cls(**kw)
 

@@ -440,10 +440,9 @@ class OnlineEnhancedAdaCent:
             return None
         T = self.resolved_max_resource()
         evidence = [(t.curve, t.status, t.final) for t in centers]
+        calibrated = False  # Guidance(targets="depth"): the issue-17 targets throughout
         if self._model.guidance.targets == "final":
             targets, variances, calibrated = final_targets(evidence, T, self.delta, self.maximize)
-        else:
-            targets, variances, calibrated = raw, np.zeros(len(centers)), False
         if not calibrated:  # no complete trial yet: every trial's value at the depth (issue 17)
             sign = 1.0 if self.maximize else -1.0
             targets = sign * raw

@@ -37,6 +37,8 @@ from scipy.linalg import cho_solve, cholesky, solve_triangular
 from scipy.optimize import minimize
 from scipy.special import erfcx, ndtr
 
+from uvp_plugins.validation import check_choice
+
 __all__ = [
     "GaussianProcess",
     "expected_improvement",
@@ -90,12 +92,8 @@ class GaussianProcess:
 
     def __init__(self, max_iter: int = 60, lengthscale_prior: str = "sqrt-d") -> None:
         self.max_iter = int(max_iter)
-        if lengthscale_prior not in LENGTHSCALE_PRIORS:
-            raise ValueError(
-                f"lengthscale_prior must be one of {', '.join(map(repr, LENGTHSCALE_PRIORS))}; "
-                f"got {lengthscale_prior!r}"
-            )
-        self._ls_prior = LENGTHSCALE_PRIORS[lengthscale_prior]
+        name = check_choice("lengthscale_prior", lengthscale_prior, tuple(LENGTHSCALE_PRIORS))
+        self._ls_prior = LENGTHSCALE_PRIORS[name]
         self.theta: np.ndarray | None = None  # log lengthscales..., log signal, log noise
         self._X = np.empty((0, 0))
         self._y_mean = 0.0
