@@ -48,7 +48,7 @@ import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-from scipy.stats import rankdata
+from scipy.stats import spearmanr
 
 from uvp_plugins.adacent.curves import pred_last_slope
 from uvp_plugins.adacent.histories import dense_history, value_at
@@ -75,13 +75,13 @@ MIN_MEASURED = 3
 
 
 def _spearman(a: np.ndarray, b: np.ndarray) -> float:
+    """Spearman's rho (scipy), 0 where one side is constant: the step says nothing about the
+    order then (scipy returns NaN with a warning)."""
     if a.size < 2:
         return math.nan
-    ra, rb = rankdata(a), rankdata(b)
-    sa, sb = ra.std(), rb.std()
-    if sa == 0.0 or sb == 0.0:
-        return 0.0  # ties everywhere on one side: the step says nothing about the order
-    return float(np.mean((ra - ra.mean()) * (rb - rb.mean())) / (sa * sb))
+    if np.all(a == a[0]) or np.all(b == b[0]):
+        return 0.0
+    return float(spearmanr(a, b).statistic)
 
 
 def rank_agreement(
