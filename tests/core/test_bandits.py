@@ -414,5 +414,5 @@ def test_restored_state_missing_fields_are_named() -> None:
     del state["pending"]
     with pytest.raises(ValueError, match=r"state is missing 'pending'"):
         MaxUCB.from_state_dict(state)
-    with pytest.raises(TypeError, match="state must be a dict"):
+    with pytest.raises(TypeError, match="state must be a mapping"):
         MaxUCB.from_state_dict([1, 2])  # type: ignore[arg-type]

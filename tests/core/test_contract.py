@@ -12,6 +12,7 @@ import json
 import math
 from collections.abc import Callable
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -187,3 +188,16 @@ def test_the_state_format_is_declared_once(cls: type) -> None:
     name = next(n for n, c in CASES.items() if c[0] is cls)
     assert declared.name == name.removesuffix("-guided")
     assert make_states.MAKERS[name]().state_dict()["format"] == declared.tag
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_any_mapping_restores_and_anything_else_is_refused_by_name(name: str) -> None:
+    """``from_state_dict`` takes any mapping (a read-only view of a loaded state, say), as the
+    protocol promises, and refuses what is not one with a ``TypeError`` that says so."""
+    cls, _protocol, context, steps = CASES[name]
+    obj = make_states.MAKERS[name]()
+    state = _json(obj.state_dict())
+    twin = cls.from_state_dict(MappingProxyType(state), *context())
+    assert steps(twin) == steps(make_states.MAKERS[name]())
+    with pytest.raises((TypeError, ValueError), match="mapping"):
+        cls.from_state_dict(json.dumps(state), *context())

@@ -79,7 +79,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -546,11 +546,11 @@ class CashBandit:
         })
 
     @classmethod
-    def from_state_dict(cls, state: dict[str, Any]) -> CashBandit:
+    def from_state_dict(cls, state: Mapping[str, Any]) -> CashBandit:
         """Rebuild a bandit from :meth:`state_dict` output; every field is checked and named in
         the error if it is invalid."""
-        if not isinstance(state, dict):
-            raise TypeError(f"state must be a dict (from state_dict()), got {type(state).__name__}")
+        if not isinstance(state, Mapping):
+            raise TypeError(f"state must be a mapping (from state_dict()), got {type(state).__name__}")
         state = STATE_FORMAT.read(state)
         for key in ("max_consecutive_crashes", "policy", "retired", "crash_streak"):
             if key not in state:

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import abc
 import math
+from collections.abc import Mapping
 from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
@@ -161,13 +162,13 @@ def _check_nonneg_float(name: str, value: Any) -> float:
     return v
 
 
-def _state_field(state: dict[str, Any], key: str) -> Any:
+def _state_field(state: Mapping[str, Any], key: str) -> Any:
     if key not in state:
         raise ValueError(f"state is missing {key!r} (not a state_dict() of this module?)")
     return state[key]
 
 
-def _state_counts(state: dict[str, Any], key: str, n_arms: int) -> list[int]:
+def _state_counts(state: Mapping[str, Any], key: str, n_arms: int) -> list[int]:
     """A per-arm list of counts ``>= 0`` from a state dict, each entry checked."""
     value = _state_field(state, key)
     if not isinstance(value, list) or len(value) != n_arms:
@@ -177,7 +178,7 @@ def _state_counts(state: dict[str, Any], key: str, n_arms: int) -> list[int]:
     return [check_int(f"state[{key!r}][{i}]", c, low=0) for i, c in enumerate(value)]
 
 
-def _state_pairs(state: dict[str, Any], key: str, n_arms: int) -> list[tuple[int, float]]:
+def _state_pairs(state: Mapping[str, Any], key: str, n_arms: int) -> list[tuple[int, float]]:
     """A list of ``[arm, loss]`` pairs from a state dict: arms in range, losses finite."""
     value = _state_field(state, key)
     if not isinstance(value, list):
@@ -453,7 +454,7 @@ class IndexPolicy(abc.ABC):
         })
 
     @classmethod
-    def from_state_dict(cls: type[_P], state: dict[str, Any]) -> _P:
+    def from_state_dict(cls: type[_P], state: Mapping[str, Any]) -> _P:
         """Rebuild a policy from :meth:`state_dict` output (the ``type`` must match ``cls``).
 
         Every field is checked before it is used (a state file may be hand-edited or corrupt):
@@ -461,8 +462,8 @@ class IndexPolicy(abc.ABC):
         ``burn_issued`` in ``[0, burn_in * K]``; the error names the offending field, e.g.
         ``state['pending'][1] must be an int >= 0, got -1``.
         """
-        if not isinstance(state, dict):
-            raise TypeError(f"state must be a dict (from state_dict()), got {type(state).__name__}")
+        if not isinstance(state, Mapping):
+            raise TypeError(f"state must be a mapping (from state_dict()), got {type(state).__name__}")
         if state.get("type") != cls.kind:
             raise ValueError(f"state is for policy {state.get('type')!r}, not {cls.kind!r}")
         params = _state_field(state, "params")
@@ -603,8 +604,11 @@ POLICIES: dict[str, type[IndexPolicy]] = {
 }
 
 
-def policy_from_state_dict(state: dict[str, Any]) -> IndexPolicy:
+def policy_from_state_dict(state: Mapping[str, Any]) -> IndexPolicy:
     """Rebuild any policy of this module from its :meth:`~IndexPolicy.state_dict`."""
+    if not isinstance(state, Mapping):
+        raise TypeError(f"a policy state must be a mapping (from state_dict()), got "
+                        f"{type(state).__name__}")
     kind = state.get("type")
     if kind not in POLICIES:
         raise ValueError(f"unknown policy type {kind!r}; known: {', '.join(POLICIES)}")

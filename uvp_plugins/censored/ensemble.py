@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -381,11 +381,11 @@ class TobitEnsemble:
         return STATE_FORMAT.stamp({"params": self._params(), "fit": fit})
 
     @classmethod
-    def from_state_dict(cls, state: dict[str, Any]) -> TobitEnsemble:
+    def from_state_dict(cls, state: Mapping[str, Any]) -> TobitEnsemble:
         """Rebuild a model from :meth:`state_dict` output; its predictions equal the saved
         model's. Every field is checked and named in the error if it is invalid."""
-        if not isinstance(state, dict):
-            raise TypeError(f"state must be a dict (from state_dict()), got {type(state).__name__}")
+        if not isinstance(state, Mapping):
+            raise TypeError(f"state must be a mapping (from state_dict()), got {type(state).__name__}")
         state = STATE_FORMAT.read(state)
         for key in ("params", "fit"):
             if key not in state:
