@@ -68,9 +68,10 @@ import math
 import mmap
 import os
 import sys
-import tempfile
 import time
 from typing import Any
+
+from uvp_plugins.files import write_text_atomically
 
 try:  # the ``ray`` extra installs it; without it every record takes the standard library's path
     import orjson as _orjson
@@ -197,18 +198,9 @@ class Journal:
         new_log = self._log_path(generation)
         if os.path.exists(new_log):  # a log of an interrupted earlier compaction
             os.unlink(new_log)
-        fd, tmp = tempfile.mkstemp(prefix=".snapshot_", suffix=".tmp", dir=directory)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(json.dumps(body, separators=(",", ":"), default=jsonable))
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
-        _fsync_dir(directory)
+        write_text_atomically(
+            self.path, json.dumps(body, separators=(",", ":"), default=jsonable), durable=True
+        )
         self._generation = generation
         self._known = True
         self.n_records = 0
@@ -420,31 +412,16 @@ def _prefault(mapped: mmap.mmap, start: int) -> None:
         pass
 
 
-def _fsync_dir(directory: str) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:  # pragma: no cover - platforms without directory descriptors
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # pragma: no cover
-        pass
-    finally:
-        os.close(fd)
-
-
 #: exact types whose JSON text ``orjson`` and the standard library agree on (finite floats)
 _PLAIN = frozenset((str, int, float, bool, type(None)))
 _ORJSON_LINE = 0 if _orjson is None else _orjson.OPT_APPEND_NEWLINE
 
 
 def save_checkpoint_json(path: str, state: Any) -> None:
-    """Ray's ``save(checkpoint_path)`` of a scheduler or searcher: ``state`` as JSON, written to
-    ``path + ".tmp"`` and moved over ``path`` (a reader sees the old or the new file, whole)."""
-    tmp = f"{path}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(state, fh)
-    os.replace(tmp, path)
+    """Ray's ``save(checkpoint_path)`` of a scheduler or searcher: ``state`` as JSON, replacing
+    ``path`` whole (:func:`uvp_plugins.files.write_text_atomically`: a reader sees the old or the
+    new file)."""
+    write_text_atomically(path, json.dumps(state))
 
 
 def record_line(record: list[Any]) -> bytes:

@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from uvp_plugins.files import replace_atomically, write_text_atomically
 
 __all__ = ["AtomicSaveMixin", "repair_output_directory", "write_json_atomic"]
 
@@ -34,21 +35,7 @@ _BACKUP = "optimization.json.uvp-backup"
 
 def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
     """Replace ``path`` with ``data`` as JSON atomically."""
-    tmp = path.with_name(path.name + ".uvp-tmp")
-    tmp.write_text(json.dumps(data, indent=4))
-    os.replace(tmp, path)
-
-
-def _replace_atomically(write: Callable[[Path], None], filename: str | Path) -> None:
-    """``write(tmp)`` into a temporary ``.json`` file beside ``filename``, then replace it."""
-    path = Path(filename)
-    tmp = path.with_name(path.stem + ".uvp-tmp" + path.suffix)  # SMAC wants a .json name
-    try:
-        write(tmp)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    os.replace(tmp, path)
+    write_text_atomically(path, json.dumps(data, indent=4))
 
 
 class AtomicSaveMixin:
@@ -58,14 +45,14 @@ class AtomicSaveMixin:
         """SMAC's ``save`` (incumbents, trajectory, ``get_state()``) into a temporary file of the
         same directory, then ``os.replace`` over ``filename``; also makes the run history's
         later saves atomic (module docstring)."""
-        _replace_atomically(super().save, filename)  # type: ignore[misc]
+        replace_atomically(filename, super().save)  # type: ignore[misc]
         _backup_optimization_json(Path(filename).parent)
         runhistory = getattr(self, "_runhistory", None)
         if runhistory is not None and not getattr(runhistory, "_uvp_atomic_save", False):
             original = runhistory.save
 
             def save_runhistory(filename: str | Path = "runhistory.json") -> None:
-                _replace_atomically(original, filename)
+                replace_atomically(filename, original)
 
             runhistory.save = save_runhistory
             runhistory._uvp_atomic_save = True

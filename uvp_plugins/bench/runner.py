@@ -34,6 +34,8 @@ from dataclasses import asdict, dataclass, field, is_dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from uvp_plugins.files import write_text_atomically
+
 __all__ = [
     "RunSpec",
     "Job",
@@ -116,13 +118,6 @@ def result_paths(out: Path, spec: RunSpec) -> tuple[Path, Path]:
     return base.with_suffix(".csv"), base.with_suffix(".json")
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + f".tmp{os.getpid()}")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
 def run_one(spec: RunSpec, out: str | os.PathLike[str], threads: int | None = None) -> dict[str, Any]:
     """Run one combination in this process and write its CSV and JSON; returns the summary.
 
@@ -188,7 +183,7 @@ def run_one(spec: RunSpec, out: str | os.PathLike[str], threads: int | None = No
             }
             for name, sec in ctx.timings.items()
         }
-    _atomic_write(csv_path, "\n".join(lines) + "\n")
+    write_text_atomically(csv_path, "\n".join(lines) + "\n")
     write_summary(json_path, summary)
     return summary
 
@@ -217,7 +212,7 @@ def run_facts(start: float, cpu: float, threads: int | None, error: str | None) 
 
 def write_summary(path: Path, summary: dict[str, Any]) -> None:
     """Write a job's JSON summary atomically (a reader never sees half a file)."""
-    _atomic_write(path, json.dumps(summary, indent=1, default=str))
+    write_text_atomically(path, json.dumps(summary, indent=1, default=str))
 
 
 def _worker(job: Job, out: str, threads: int) -> dict[str, Any]:

@@ -80,6 +80,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from uvp_plugins.files import write_text_atomically
+
 __all__ = [
     "stress_loss",
     "stress_trainable",
@@ -462,10 +464,7 @@ def _hold_cluster(address_file: str) -> None:
     from uvp_plugins.bench.methods.ray_methods import quiet_local_ray
 
     with quiet_local_ray():
-        tmp = address_file + ".tmp"
-        with open(tmp, "w") as fh:
-            fh.write(ray.get_runtime_context().gcs_address)
-        os.replace(tmp, address_file)
+        write_text_atomically(address_file, ray.get_runtime_context().gcs_address)
         sys.stdin.read()
 
 
