@@ -272,7 +272,9 @@ def test_a_result_in_the_run_history_but_not_in_the_state_is_applied(tmp_path: P
 
 # ----------------------------------------------------------------------- parallel / ask-tell
 def slow_train(config: Configuration, seed: int = 0, budget: float = 1.0) -> float:
-    time.sleep(0.02)
+    # long enough that both workers hold a trial at once even when an ask is slow on a loaded
+    # machine (with 0.02 s this test failed once in a loaded run, cause not captured)
+    time.sleep(0.2)
     return loss(config, budget)
 
 
@@ -292,8 +294,9 @@ def test_parallel_dask_workers_wait_for_complete_rungs(tmp_path: Path) -> None:
     finally:
         client.close()
         cluster.close()
-    assert rec.max_in_flight >= 2
-    assert len(rec.told) == 22 == smac.runhistory.finished and intensifier.idhb.finished
+    assert rec.max_in_flight >= 2, f"at most {rec.max_in_flight} trial(s) ran at once"
+    assert len(rec.told) == 22 == smac.runhistory.finished, (len(rec.told), smac.runhistory.finished)
+    assert intensifier.idhb.finished
     # results arrived out of order, yet every promotion is the core's on complete rungs
     hb, _ = core_replay(rec.told, [9])
     assert intensifier.idhb.results == hb.results
