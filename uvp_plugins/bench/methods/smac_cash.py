@@ -283,6 +283,9 @@ _METHOD_TABLE: tuple[tuple[str, str, str, dict[str, Any]], ...] = (
     ("smac-maxucb-tune-paper",
      "tuning variant (issue 30): alpha 1, exploration floor ln t, paper's per-arm design",
      "ours", {"policy": "MaxUCB", "alpha": 1.0, "per_arm_design": "paper", "floor": 1.0}),
+    ("smac-maxucb-tune-a05",
+     "tuning variant (issue 30): the intensifier's defaults with the paper's alpha 0.5",
+     "ours", {"policy": "MaxUCB", "alpha": 0.5, "per_arm_design": "default"}),
 )
 
 for _name, _description, _kind, _arguments in _METHOD_TABLE:
