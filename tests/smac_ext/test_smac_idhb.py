@@ -48,12 +48,14 @@ class Recorder(Callback):
 
     def __init__(self, stop_after: int | None = None) -> None:
         self.told: list[tuple[Configuration, float, StatusType, Any]] = []
+        self.asked: list[Configuration] = []
         self.stop_after = stop_after
         self.asks = 0
         self.max_in_flight = 0
 
     def on_ask_end(self, smbo: Any, info: TrialInfo) -> None:
         self.asks += 1
+        self.asked.append(info.config)
         self.max_in_flight = max(self.max_in_flight, self.asks - len(self.told))
 
     def on_tell_end(self, smbo: Any, info: TrialInfo, value: TrialValue) -> bool | None:
@@ -74,12 +76,15 @@ def run(tmp_path: Path, max_budget: float, facade: Any = HyperbandFacade,
 
 
 def core_replay(told: list[tuple[Configuration, float, StatusType, Any]], budgets: list[int],
-                variant: str = "efficient") -> tuple[IterativeDeepeningHyperband, list[tuple]]:
+                variant: str = "efficient", asked: list[Configuration] | None = None,
+                ) -> tuple[IterativeDeepeningHyperband, list[tuple]]:
     """The oracle: the core ID-HB run directly on the same configurations (in the order SMAC's
-    run drew them) and the same losses, deepened through ``budgets``; returns it and its
-    ``(config, budget)`` evaluation sequence."""
+    run drew them: the ``asked`` order, else the order they were first told, which is the same
+    when results arrive in order) and the same losses, deepened through ``budgets``; returns it
+    and its ``(config, budget)`` evaluation sequence."""
     order: list[dict] = []
-    for config, _, _, _ in told:
+    drawn = [c for c, _, _, _ in told] if asked is None else asked
+    for config in drawn:
         values = plain_config(config)
         if values not in order:
             order.append(values)
@@ -272,9 +277,10 @@ def test_a_result_in_the_run_history_but_not_in_the_state_is_applied(tmp_path: P
 
 # ----------------------------------------------------------------------- parallel / ask-tell
 def slow_train(config: Configuration, seed: int = 0, budget: float = 1.0) -> float:
-    # long enough that both workers hold a trial at once even when an ask is slow on a loaded
-    # machine (with 0.02 s this test failed once in a loaded run, cause not captured)
-    time.sleep(0.2)
+    # long enough that both workers hold a trial at once even when an ask is slow, and of a
+    # length that depends on the configuration, so that results come back out of the order they
+    # were asked in
+    time.sleep(0.1 + 0.3 * config["y"])
     return loss(config, budget)
 
 
@@ -298,7 +304,9 @@ def test_parallel_dask_workers_wait_for_complete_rungs(tmp_path: Path) -> None:
     assert len(rec.told) == 22 == smac.runhistory.finished, (len(rec.told), smac.runhistory.finished)
     assert intensifier.idhb.finished
     # results arrived out of order, yet every promotion is the core's on complete rungs
-    hb, _ = core_replay(rec.told, [9])
+    # (the oracle draws the configurations in the order they were asked: an earlier version
+    # took the order of their first results and failed whenever a later-asked one finished first)
+    hb, _ = core_replay(rec.told, [9], asked=rec.asked)
     assert intensifier.idhb.results == hb.results
     assert Counter(b for _, b, _, _ in rec.told) == {1: 9, 3: 8, 9: 5}
 
