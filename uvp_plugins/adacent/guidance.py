@@ -136,6 +136,13 @@ class Guidance:
             issue 29: candidates do not pile up on a bound), clipped onto the bound
             (``"clip"``, issue 17), or both (``"both"``: the reflected point and the point on
             the bound are both candidates, and the expected improvement chooses).
+        mix_share: the share of the local candidates whose base point takes each coordinate
+            from a top configuration drawn for that coordinate, instead of one top
+            configuration for all (float in [0, 1]; 0: none). Mixed bases recombine what the
+            best configurations got right coordinate by coordinate, as TPE's independent
+            per-parameter densities over its good trials do (Bergstra et al. 2011): on
+            separable multimodal functions the best values of different coordinates sit in
+            different incumbents. The expected improvement still chooses among all candidates.
         lengthscale_prior: the surrogate's lengthscale prior, a name of
             :data:`~uvp_plugins.adacent.surrogate.LENGTHSCALE_PRIORS`: ``"sqrt-d"`` (issue 29,
             median ``sqrt(D)``) or ``"hvarfner"`` (issue 17, Hvarfner et al.'s ``4.1 sqrt(D)``).
@@ -154,6 +161,7 @@ class Guidance:
     targets: str = "final"
     bounds: str = "reflect"
     lengthscale_prior: str = "sqrt-d"
+    mix_share: float = 0.0
 
     def __post_init__(self) -> None:
         check_int("n_init", self.n_init, low=2)
@@ -174,6 +182,7 @@ class Guidance:
         check_choice("targets", self.targets, TARGETS)
         check_choice("bounds", self.bounds, BOUNDS)
         check_choice("lengthscale_prior", self.lengthscale_prior, tuple(LENGTHSCALE_PRIORS))
+        check_float("mix_share", self.mix_share, 0.0, 1.0)
 
     def coverage_step(self, k: int) -> bool:
         """Whether the ``k``-th trial (``k`` trials told before it) is a coverage step.
@@ -206,6 +215,7 @@ class Guidance:
         kw.setdefault("targets", "depth" if issue17 else "final")
         kw.setdefault("bounds", "clip" if issue17 else "reflect")
         kw.setdefault("lengthscale_prior", "hvarfner" if issue17 else "sqrt-d")
+        kw.setdefault("mix_share", 0.0)
         kw["local_scales"] = tuple(kw.get("local_scales", cls.local_scales))
         return cls(**kw)
 
@@ -382,15 +392,22 @@ def local_candidate_points(
     scales: Sequence[float],
     rng: np.random.Generator,
     bounds: str = "reflect",
+    mix_share: float = 0.0,
 ) -> tuple[list[dict[str, Any]], np.ndarray]:
     """:func:`local_candidates` and their distance embedding (rows), decoded in one pass.
     ``bounds`` (:attr:`Guidance.bounds`): a step past a bound is reflected (``"reflect"``),
     clipped onto the bound (``"clip"``), or both (``"both"``: the clipped twin is added, so
-    there are more than ``n`` candidates)."""
+    there are more than ``n`` candidates). The last ``round(mix_share n)`` candidates
+    (:attr:`Guidance.mix_share`) start from mixed bases: each coordinate from a top
+    configuration drawn for it."""
     if n <= 0 or not configs:
         return [], np.empty((0, space.embedding_dim))
     U = space.to_unit(list(configs))
     base = U[np.arange(n) % len(configs)]
+    n_mixed = int(round(float(mix_share) * n)) if len(configs) > 1 else 0
+    if n_mixed:
+        donors = rng.integers(0, len(configs), size=(n_mixed, U.shape[1]))
+        base[n - n_mixed :] = U[donors, np.arange(U.shape[1])]
     s = np.asarray(scales, dtype=float)[np.arange(n) % len(scales)]
     step = rng.normal(0.0, 1.0, size=base.shape) * s[:, None]
     d = base.shape[1]

@@ -489,7 +489,7 @@ class OnlineEnhancedAdaCent:
         rng = np.random.default_rng([self.seed, len(self._trials), round_])
         n_local = 0 if self._candidates_given else local_count(g, len(self.space))
         near, near_Z = local_candidate_points(
-            self.space, model.top, n_local, g.local_scales, rng, g.bounds
+            self.space, model.top, n_local, g.local_scales, rng, g.bounds, g.mix_share
         )
         if fixed_cfg:
             near = [{**c, **fixed_cfg} for c in near]

@@ -17,6 +17,9 @@ docs/results/optuna.md ("Issue 29 results on the tuning sets") can be reproduced
   local candidates clipped onto the bounds) and ``v-both`` (``Guidance(bounds="both")``: the
   reflected candidate and its clipped twin), each with the default ``PredPruner``;
 * ``s-both`` - the sampler of ``v-both`` without a pruner (BBOB);
+* mixed bases (declared 2026-11-27 22:10 UTC): ``s-mix`` (``Guidance(mix_share=0.5)``, no
+  pruner) and ``v-mix`` (the same with the default ``PredPruner``): half the local candidates
+  start from a base that takes each coordinate from a top configuration drawn for it;
 * ``v-issue17`` - issue 17's rules through today's switches: ``Guidance(targets="depth",
   coverage_growth=0, bounds="clip", lengthscale_prior="hvarfner")`` with
   ``PredPruner(calibrate=False)``.
@@ -60,6 +63,7 @@ _SAMPLER_VARIANTS: tuple[tuple[str, dict[str, Any], bool], ...] = (
     ("s-cov0", {"coverage_every": 0}, False),
     ("v-cov0", {"coverage_every": 0}, True),
     ("s-both", {"bounds": "both"}, False),
+    ("s-mix", {"mix_share": 0.5}, False),
 )
 _PRUNED_VARIANTS: tuple[tuple[str, dict[str, Any], dict[str, Any]], ...] = (
     ("v-cal0", {}, {"calibrate": False}),
@@ -69,6 +73,7 @@ _PRUNED_VARIANTS: tuple[tuple[str, dict[str, Any], dict[str, Any]], ...] = (
     ("v-depth-g0-cal0", {"targets": "depth", "coverage_growth": 0}, {"calibrate": False}),
     ("v-clip", {"bounds": "clip"}, {}),
     ("v-both", {"bounds": "both"}, {}),
+    ("v-mix", {"mix_share": 0.5}, {}),
     (
         "v-issue17",
         {"targets": "depth", "coverage_growth": 0, "bounds": "clip", "lengthscale_prior": "hvarfner"},
