@@ -17,7 +17,7 @@ docs/results/optuna.md ("Issue 29 results on the tuning sets") can be reproduced
   local candidates clipped onto the bounds) and ``v-both`` (``Guidance(bounds="both")``: the
   reflected candidate and its clipped twin), each with the default ``PredPruner``;
 * ``s-both`` - the sampler of ``v-both`` without a pruner (BBOB);
-* mixed bases (declared 2026-11-27 22:10 UTC): ``s-mix`` (``Guidance(mix_share=0.5)``, no
+* mixed bases (declared 2026-11-27 22:02 UTC): ``s-mix`` (``Guidance(mix_share=0.5)``, no
   pruner) and ``v-mix`` (the same with the default ``PredPruner``): half the local candidates
   start from a base that takes each coordinate from a top configuration drawn for it;
 * ``v-issue17`` - issue 17's rules through today's switches: ``Guidance(targets="depth",
