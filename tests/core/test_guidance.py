@@ -124,9 +124,30 @@ def test_local_steps_past_a_bound_are_reflected_clipped_or_both() -> None:
     assert both[:200] == reflect and len(both) == 200 + crossing and on_bound(both) == crossing
 
 
+def test_mixed_bases_recombine_the_coordinates_of_the_top_configurations() -> None:
+    """``Guidance.mix_share``: that share of the local candidates (the last ones) starts from a
+    base whose coordinates come from different top configurations; the rest, and every candidate
+    with ``mix_share=0``, stay around one of them."""
+    space = SearchSpace([FloatParam(f"x{i}", 0.0, 1.0) for i in range(4)])
+    tops = [{f"x{i}": 0.1 for i in range(4)}, {f"x{i}": 0.9 for i in range(4)}]
+
+    def mixed(cs: list[dict]) -> list[bool]:  # a coordinate near 0.1 and another near 0.9
+        return [min(c.values()) < 0.5 < max(c.values()) for c in cs]
+
+    plain = local_candidate_points(space, tops, 200, [0.01], np.random.default_rng(0))[0]
+    half = local_candidate_points(space, tops, 200, [0.01], np.random.default_rng(0), mix_share=0.5)[0]
+    assert not any(mixed(plain))
+    flags = mixed(half)
+    assert not any(flags[:100])
+    assert 80 <= sum(flags[100:]) < 100  # all 4 coordinates from one donor: 2 / 16 of them
+    one = local_candidate_points(space, tops[:1], 50, [0.01], np.random.default_rng(0), mix_share=1.0)[0]
+    assert not any(mixed(one))  # a single top configuration has nothing to mix
+
+
 @pytest.mark.parametrize(
     "kwargs, match",
     [
+        ({"mix_share": 1.5}, r"mix_share must be a float in \[0, 1\]"),
         ({"n_init": 1}, "n_init must be an int >= 2"),
         ({"n_local": -1}, "n_local must be an int >= 0"),
         ({"local_scales": ()}, "local_scales must hold at least one scale"),
