@@ -143,6 +143,9 @@ class Guidance:
             per-parameter densities over its good trials do (Bergstra et al. 2011): on
             separable multimodal functions the best values of different coordinates sit in
             different incumbents. The expected improvement still chooses among all candidates.
+            Not the default: the declared check of 0.5 on the tuning sets (docs/results/optuna.md,
+            2026-11-27 22:02 UTC) found no gain on BBOB's multimodal functions and a loss on
+            mf-agree; level or slightly better on lcbench.
         lengthscale_prior: the surrogate's lengthscale prior, a name of
             :data:`~uvp_plugins.adacent.surrogate.LENGTHSCALE_PRIORS`: ``"sqrt-d"`` (issue 29,
             median ``sqrt(D)``) or ``"hvarfner"`` (issue 17, Hvarfner et al.'s ``4.1 sqrt(D)``).
