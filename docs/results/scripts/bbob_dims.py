@@ -34,14 +34,15 @@ def main() -> None:
     methods = [args.ours, *args.peers]
     scores: dict[tuple[str, int], dict[str, float]] = defaultdict(dict)
     for r in load_runs(args.directory, "user"):
-        if r.method in methods:
-            scores[(r.task, r.seed)][r.method] = r.score_at(args.fraction)
+        if r.method in methods:  # oriented so that smaller is better (BBOB is minimised)
+            sign = -1.0 if r.direction == "max" else 1.0
+            scores[(r.task, r.seed)][r.method] = sign * r.score_at(args.fraction)
     per_function: dict[int, dict[str, list[np.ndarray]]] = defaultdict(lambda: defaultdict(list))
     for (task, _seed), by_method in scores.items():
         if len(by_method) < len(methods):
             continue
         dim = int(re.search(r"-d(\d+)$", task).group(1))  # type: ignore[union-attr]
-        ranks = rankdata([by_method[m] for m in methods])  # minimised: smaller is better
+        ranks = rankdata([by_method[m] for m in methods])  # rank 1: the best
         per_function[dim][task].append(ranks)
     print(f"fraction {args.fraction}: ours = {args.ours}")
     for dim in sorted(per_function):
